@@ -1,0 +1,12 @@
+import { defineConfig } from "vitest/config"
+
+export default defineConfig({
+  // Workspace packages resolve to their TypeScript sources, as under `tsc -b`.
+  resolve: { conditions: ["@modelgate/source", "import", "module", "node", "default"] },
+  ssr: { resolve: { conditions: ["@modelgate/source", "import", "module", "node", "default"] } },
+  test: {
+    include: ["packages/*/test/**/*.test.ts", "examples/*/test/**/*.test.ts"],
+    testTimeout: 60_000,
+    hookTimeout: 120_000
+  }
+})
