@@ -108,6 +108,19 @@ export class InviteEmailMismatch extends Schema.TaggedError<InviteEmailMismatch>
   readonly code = "INVITE_EMAIL_MISMATCH" as const
 }
 
+/**
+ * An event that a state machine does not allow from the current state. It is a
+ * state conflict, so it renders as CONFLICT; `machine`, `from` and `event` say which.
+ */
+export class IllegalTransition extends Schema.TaggedError<IllegalTransition>()("IllegalTransition", {
+  message: Schema.String,
+  machine: Schema.String,
+  from: Schema.String,
+  event: Schema.String
+}) {
+  readonly code = "CONFLICT" as const
+}
+
 /** Every error class, one per code. */
 export const errorClasses = [
   ValidationError,
@@ -127,7 +140,7 @@ export const errorClasses = [
 ] as const
 
 /** Any error of the specification's vocabulary. */
-export type ApiError = InstanceType<typeof errorClasses[number]>
+export type ApiError = InstanceType<typeof errorClasses[number]> | IllegalTransition
 
 /** The HTTP status of an error, from the one status table. */
 export const statusOf = (error: ApiError): number => statusByCode[error.code]
