@@ -121,6 +121,17 @@ export class IllegalTransition extends Schema.TaggedError<IllegalTransition>()("
   readonly code = "CONFLICT" as const
 }
 
+/**
+ * The pre-save connection test failed: the request cannot be performed, so it is a
+ * VALIDATION_ERROR (400). `message` names the step that failed and never a secret.
+ */
+export class ConnectionTestFailed extends Schema.TaggedError<ConnectionTestFailed>()("ConnectionTestFailed", {
+  message: Schema.String,
+  step: Schema.String
+}) {
+  readonly code = "VALIDATION_ERROR" as const
+}
+
 /** Every error class, one per code. */
 export const errorClasses = [
   ValidationError,
@@ -140,7 +151,7 @@ export const errorClasses = [
 ] as const
 
 /** Any error of the specification's vocabulary. */
-export type ApiError = InstanceType<typeof errorClasses[number]> | IllegalTransition
+export type ApiError = InstanceType<typeof errorClasses[number]> | IllegalTransition | ConnectionTestFailed
 
 /** The HTTP status of an error, from the one status table. */
 export const statusOf = (error: ApiError): number => statusByCode[error.code]
