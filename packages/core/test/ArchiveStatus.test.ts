@@ -1,7 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Result, Schema } from "effect"
-import * as ArchiveStatus from "../src/ArchiveStatus.ts"
-import * as Errors from "../src/Errors.ts"
+import { ArchiveStatus, Errors } from "@modelgate/core"
 
 type Status = ArchiveStatus.ArchiveStatus
 type Expected = Status | "illegal"

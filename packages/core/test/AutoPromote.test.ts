@@ -3,9 +3,8 @@ import { DateTime, Effect, Result } from "effect"
 import { TestClock } from "effect/testing"
 import fc from "fast-check"
 import type { ArchiveStatus } from "../src/ArchiveStatus.ts"
-import * as AutoPromote from "../src/AutoPromote.ts"
 import type { BuildStatus } from "../src/BuildStatus.ts"
-import * as Errors from "../src/Errors.ts"
+import { AutoPromote, Errors } from "@modelgate/core"
 
 type Version = AutoPromote.VersionState
 type Pkg = AutoPromote.PackageVersions

@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Schema } from "effect"
-import * as BuildStatus from "../src/BuildStatus.ts"
+import { BuildStatus } from "@modelgate/core"
 
 type M = BuildStatus.MaterializationState
 type I = BuildStatus.IndexingState

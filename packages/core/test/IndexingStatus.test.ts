@@ -1,8 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { DateTime, Effect, Result, Schema } from "effect"
 import { TestClock } from "effect/testing"
-import * as Errors from "../src/Errors.ts"
-import * as IndexingStatus from "../src/IndexingStatus.ts"
+import { Errors, IndexingStatus } from "@modelgate/core"
 
 type Status = IndexingStatus.IndexingStatus
 type Kind = IndexingStatus.IndexingEventKind

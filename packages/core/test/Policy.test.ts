@@ -1,8 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import * as Errors from "../src/Errors.ts"
-import * as Policy from "../src/Policy.ts"
-import * as Roles from "../src/Roles.ts"
+import { Errors, Policy, Roles } from "@modelgate/core"
 
 // The rules, restated here without reading Policy.operations: for each
 // operation, the level it acts on and the roles that may perform it there.

@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Schema } from "effect"
-import * as Roles from "../src/Roles.ts"
+import { Roles } from "@modelgate/core"
 
 const org = Roles.organizationScope("acme")
 const prod = Roles.environmentScope("acme", "prod")

@@ -1,8 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { DateTime, Effect, Result, Schema } from "effect"
 import { TestClock } from "effect/testing"
-import * as Errors from "../src/Errors.ts"
-import * as Schedule from "../src/Schedule.ts"
+import { Errors, Schedule } from "@modelgate/core"
 
 const at = (iso: string) => DateTime.makeUnsafe(iso)
 

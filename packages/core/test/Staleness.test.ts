@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { DateTime, Effect, Schema } from "effect"
 import { TestClock } from "effect/testing"
-import * as Staleness from "../src/Staleness.ts"
+import { Staleness } from "@modelgate/core"
 
 const at = (iso: string) => DateTime.makeUnsafe(iso)
 const built = at("2025-03-01T00:00:00Z")
