@@ -5,7 +5,7 @@
  * cannot be moved to another record or field. Several keys may decrypt; only the
  * current one encrypts, which is what key rotation needs.
  */
-import { Context, Effect, Layer, Schema } from "effect"
+import { Config, Context, Effect, Layer, Redacted, Result, Schema } from "effect"
 import { Aead, SecureRandom } from "effect/crypto"
 
 /** A sealed secret: `<keyId>:<base64 nonce ‖ ciphertext ‖ tag>`. */
@@ -21,6 +21,8 @@ export class SecretDecryptFailed extends Schema.TaggedError<SecretDecryptFailed>
 export class SecretCipher extends Context.Service<SecretCipher, {
   /** The id of the key new secrets are sealed with. */
   readonly currentKeyId: string
+  /** Every key id that can open sealed values. */
+  readonly keyIds: ReadonlyArray<string>
   /** Seals `plaintext`, bound to `associatedData` (the record's identity and the field's path). */
   readonly seal: (plaintext: string, associatedData: string) => Effect.Effect<Sealed>
   /** Opens a sealed value with the key its id names. */
@@ -37,6 +39,21 @@ export class SecretCipher extends Context.Service<SecretCipher, {
       Layer.provide(Aead.layerWebCrypto),
       Layer.provide(SecureRandom.layerWebCrypto)
     )
+
+  /**
+   * AES-256-GCM with the keys of `MODELGATE_SECRET_KEYS` (see {@link parseKeyring}).
+   * A missing or malformed value stops start-up with a message naming the variable.
+   */
+  static readonly layerConfig = Layer.unwrap(
+    Effect.gen(function*() {
+      const text = yield* Config.Redacted("MODELGATE_SECRET_KEYS")
+      const keyring = parseKeyring(Redacted.value(text))
+      if (keyring._tag === "Failure") {
+        return yield* Effect.die(new Error(`MODELGATE_SECRET_KEYS: ${keyring.failure}`))
+      }
+      return SecretCipher.layerAesGcm(keyring.success)
+    })
+  )
 
   /** AES-256-GCM with one fresh random key: for tests and throwaway in-memory setups. */
   static readonly layerMemory = Layer.unwrap(
@@ -76,6 +93,7 @@ const make = Effect.fnUntraced(function*(options: { readonly keys: ReadonlyMap<s
 
   return SecretCipher.of({
     currentKeyId: options.current,
+    keyIds: [...keys.keys()].sort(),
     keyIdOf,
     seal: (plaintext, associatedData) =>
       Effect.gen(function*() {
@@ -105,3 +123,39 @@ const make = Effect.fnUntraced(function*(options: { readonly keys: ReadonlyMap<s
     }
   })
 })
+
+/**
+ * Parses a keyring: comma-separated `id=base64` pairs of 32-byte keys, the current
+ * one marked with a leading `*` (a single key is current by itself), e.g.
+ * `2026-01=q1w2…,*2026-11=e3r4…`. Ids are letters, digits, `_`, `.` and `-`.
+ */
+export const parseKeyring = (
+  text: string
+): Result.Result<{ readonly keys: ReadonlyMap<string, Uint8Array>; readonly current: string }, string> => {
+  const entries = text.split(",").map((e) => e.trim()).filter((e) => e !== "")
+  if (entries.length === 0) return Result.fail("no keys given; expected id=base64 pairs, the current one marked with '*'")
+  const keys = new Map<string, Uint8Array>()
+  const current: Array<string> = []
+  for (const entry of entries) {
+    const at = entry.indexOf("=")
+    if (at <= 0) return Result.fail(`entry ${JSON.stringify(entry.slice(0, 12))}… is not id=base64`)
+    const marked = entry.startsWith("*")
+    const id = entry.slice(marked ? 1 : 0, at)
+    if (!/^[A-Za-z0-9_.-]+$/.test(id)) return Result.fail(`key id ${JSON.stringify(id)} may only use letters, digits, '_', '.' and '-'`)
+    if (keys.has(id)) return Result.fail(`key id ${id} is given twice`)
+    let bytes: Uint8Array
+    try {
+      bytes = fromBase64(entry.slice(at + 1))
+    } catch {
+      return Result.fail(`key ${id} is not valid base64`)
+    }
+    if (bytes.length !== 32) return Result.fail(`key ${id} must decode to 32 bytes, got ${bytes.length}`)
+    keys.set(id, bytes)
+    if (marked) current.push(id)
+  }
+  if (current.length > 1) return Result.fail(`only one key may be marked current with '*', got ${current.join(", ")}`)
+  const only = keys.size === 1 ? [...keys.keys()][0] : undefined
+  const chosen = current[0] ?? only
+  if (chosen === undefined) return Result.fail("mark the current key with a leading '*'")
+  return Result.succeed({ keys, current: chosen })
+}

@@ -1,0 +1,13 @@
+/**
+ * @modelgate/sql: modelgate's storage on PostgreSQL, on a server through
+ * @effect/sql-pg or embedded with PGlite, with secrets sealed at rest.
+ */
+export * as Migrations from "./Migrations.ts"
+export * as Pglite from "./Pglite.ts"
+export * as SqlConnectionRepo from "./SqlConnectionRepo.ts"
+export * as SqlOrganizationRepo from "./SqlOrganizationRepo.ts"
+export * as SqlPackageRepo from "./SqlPackageRepo.ts"
+export * as SqlPermissionRepo from "./SqlPermissionRepo.ts"
+export * as SqlUserRepo from "./SqlUserRepo.ts"
+export * as SqlVersionRepo from "./SqlVersionRepo.ts"
+export * as Storage from "./Storage.ts"

@@ -1,0 +1,20 @@
+import { Layer } from "effect"
+import { ConnectionRepo, OrganizationRepo, PackageRepo, PermissionRepo, UserRepo, VersionRepo } from "@modelgate/core"
+import { conformance } from "./Conformance.ts"
+import { pgliteClient, serverClient, serverUrl, storageOn } from "./TestDatabase.ts"
+
+conformance(
+  "memory",
+  Layer.mergeAll(
+    ConnectionRepo.ConnectionRepo.layerMemory,
+    VersionRepo.VersionRepo.layerMemory,
+    PackageRepo.PackageRepo.layerMemory,
+    PermissionRepo.PermissionRepo.layerMemory,
+    OrganizationRepo.OrganizationRepo.layerMemory,
+    UserRepo.UserRepo.layerMemory
+  )
+)
+
+conformance("PGlite", storageOn(pgliteClient))
+
+if (serverUrl !== undefined) conformance("PostgreSQL server", storageOn(serverClient(serverUrl)))
