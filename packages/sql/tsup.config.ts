@@ -1,7 +1,7 @@
 import { defineConfig } from "tsup"
 
 export default defineConfig({
-  entry: ["src/index.ts"],
+  entry: ["src/index.ts", "src/bin/reencrypt.ts"],
   format: ["esm"],
   target: "node22",
   dts: { compilerOptions: { composite: false, emitDeclarationOnly: false, incremental: false } },

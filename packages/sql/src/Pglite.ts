@@ -1,12 +1,9 @@
 /**
  * The embedded storage engine: PostgreSQL compiled to WASM (PGlite), in this process, served to
- * `@effect/sql-pg` as if it were a server. Each pooled connection is an in-process wire-protocol
- * session over one shared PGlite backend, so repositories run the same SQL on PGlite as on a
- * PostgreSQL server.
- *
- * PGlite has a single backend session. Sessions therefore take turns: a session owns the backend
- * from its first message until a `Sync` or simple `Query` leaves the backend outside a transaction
- * block, so a transaction is never interleaved with another session's statements.
+ * `@effect/sql-pg` over in-process wire-protocol sessions, so repositories run the same SQL here as
+ * on a PostgreSQL server. PGlite has one backend session, so the pooled sessions take turns: a
+ * session owns the backend from its first message until a `Sync` or simple `Query` leaves it
+ * outside a transaction block, and a transaction is never interleaved with another session's work.
  */
 import { PGlite } from "@electric-sql/pglite"
 import * as PgClient from "@effect/sql-pg/PgClient"
@@ -41,7 +38,6 @@ export const layer = (options: Options = {}): Layer.Layer<PgClient.PgClient | Sq
       maxConnections: options.maxConnections ?? 4,
       username: "postgres",
       database: "postgres",
-      applicationName: "@modelgate/sql",
       // Named statements are safe on the shared backend: sql-pg names them
       // `effect_<random per connection>_<n>`, and a session closes its names when it ends.
       prepare: true
@@ -176,6 +172,7 @@ const lastReadyStatus = (reply: Uint8Array): "I" | "T" | "E" | undefined => {
   let offset = 0
   while (offset + 5 <= view.length) {
     const length = view.readInt32BE(offset + 1)
+    if (length < 4) break
     if (view.readUInt8(offset) === TYPE_READY_FOR_QUERY && offset + 6 <= view.length) {
       const byte = String.fromCharCode(view.readUInt8(offset + 5))
       if (byte === "I" || byte === "T" || byte === "E") status = byte
@@ -207,8 +204,14 @@ class Backend {
   private readonly sessions = new Map<number, Session>()
   private nextProcessId = 1
   private closing = false
+  private readonly pglite: PGlite
+  /** The startup reply every session sends: AuthenticationOk and the ParameterStatus messages. */
+  readonly startup: Buffer
 
-  constructor(private readonly pglite: PGlite, readonly startup: Buffer) {}
+  constructor(pglite: PGlite, startup: Buffer) {
+    this.pglite = pglite
+    this.startup = startup
+  }
 
   connect(): Duplex {
     const session = new Session(this, this.nextProcessId++, randomBytes(4).readInt32BE(0))
@@ -291,8 +294,14 @@ class Session {
   private closing: "no" | "graceful" | "abrupt" = "no"
   private driving = false
   private done = false
+  private readonly backend: Backend
+  readonly processId: number
+  readonly secret: number
 
-  constructor(private readonly backend: Backend, readonly processId: number, readonly secret: number) {
+  constructor(backend: Backend, processId: number, secret: number) {
+    this.backend = backend
+    this.processId = processId
+    this.secret = secret
     this.finished = new Promise((resolve) => {
       this.markFinished = resolve
     })
@@ -492,7 +501,7 @@ class Session {
       if (!this.duplex.destroyed) {
         // End both directions; the stream closes once the client has read what was sent.
         this.duplex.push(null)
-        this.duplex.end()
+        if (!this.duplex.writableEnded) this.duplex.end()
       }
       this.markFinished()
     }

@@ -4,6 +4,7 @@
  */
 export * as Migrations from "./Migrations.ts"
 export * as Pglite from "./Pglite.ts"
+export * as Reencrypt from "./Reencrypt.ts"
 export * as SqlConnectionRepo from "./SqlConnectionRepo.ts"
 export * as SqlOrganizationRepo from "./SqlOrganizationRepo.ts"
 export * as SqlPackageRepo from "./SqlPackageRepo.ts"
