@@ -136,24 +136,27 @@ export const parseKeyring = (
   if (entries.length === 0) return Result.fail("no keys given; expected id=base64 pairs, the current one marked with '*'")
   const keys = new Map<string, Uint8Array>()
   const current: Array<string> = []
-  for (const entry of entries) {
+  // Messages name entries by position, never by content: a mistyped entry may be key material.
+  for (const [index, entry] of entries.entries()) {
+    const n = index + 1
     const at = entry.indexOf("=")
-    if (at <= 0) return Result.fail(`entry ${JSON.stringify(entry.slice(0, 12))}… is not id=base64`)
     const marked = entry.startsWith("*")
-    const id = entry.slice(marked ? 1 : 0, at)
-    if (!/^[A-Za-z0-9_.-]+$/.test(id)) return Result.fail(`key id ${JSON.stringify(id)} may only use letters, digits, '_', '.' and '-'`)
-    if (keys.has(id)) return Result.fail(`key id ${id} is given twice`)
+    const id = at <= 0 ? "" : entry.slice(marked ? 1 : 0, at)
+    if (!/^[A-Za-z0-9_.-]+$/.test(id)) {
+      return Result.fail(`entry ${n} is not id=base64 (ids may only use letters, digits, '_', '.' and '-')`)
+    }
+    if (keys.has(id)) return Result.fail(`entry ${n} repeats a key id given twice`)
     let bytes: Uint8Array
     try {
       bytes = fromBase64(entry.slice(at + 1))
     } catch {
-      return Result.fail(`key ${id} is not valid base64`)
+      return Result.fail(`entry ${n}: the key is not valid base64`)
     }
-    if (bytes.length !== 32) return Result.fail(`key ${id} must decode to 32 bytes, got ${bytes.length}`)
+    if (bytes.length !== 32) return Result.fail(`entry ${n}: the key must decode to 32 bytes, got ${bytes.length}`)
     keys.set(id, bytes)
     if (marked) current.push(id)
   }
-  if (current.length > 1) return Result.fail(`only one key may be marked current with '*', got ${current.join(", ")}`)
+  if (current.length > 1) return Result.fail(`only one key may be marked current with '*', got ${current.length}`)
   const only = keys.size === 1 ? [...keys.keys()][0] : undefined
   const chosen = current[0] ?? only
   if (chosen === undefined) return Result.fail("mark the current key with a leading '*'")

@@ -235,3 +235,33 @@ describe("SecretCipher (AES-256-GCM)", () => {
       assert.isTrue(exit._tag === "Failure")
     }).pipe(Effect.scoped))
 })
+
+describe("SecretCipher.parseKeyring", () => {
+  const b64 = (byte: number) => btoa(String.fromCharCode(...new Uint8Array(32).fill(byte)))
+  it("reads id=base64 pairs with the current key marked by '*'", () => {
+    const parsed = SecretCipher.parseKeyring(`old=${b64(1)}, *new=${b64(2)}`)
+    assert.isTrue(parsed._tag === "Success" && parsed.success.current === "new" && parsed.success.keys.size === 2)
+    const single = SecretCipher.parseKeyring(`only=${b64(3)}`)
+    assert.isTrue(single._tag === "Success" && single.success.current === "only")
+  })
+  it("refuses what would be ambiguous or unsafe, naming the problem", () => {
+    const cases: ReadonlyArray<[string, RegExp]> = [
+      ["", /no keys/],
+      [`a=${b64(1)},b=${b64(2)}`, /mark the current key/],
+      [`*a=${b64(1)},*b=${b64(2)}`, /only one key may be marked/],
+      [`a=${btoa("short")}`, /entry 1: the key must decode to 32 bytes/],
+      [`a=${b64(1)},a=${b64(2)}`, /given twice/],
+      [`a:b=${b64(1)}`, /entry 1 is not id=base64/],
+      ["a=!!!", /entry 1: the key is not valid base64/],
+      [b64(1), /entry 1: the key must decode to 32 bytes, got 0/]
+    ]
+    for (const [text, message] of cases) {
+      const parsed = SecretCipher.parseKeyring(text)
+      assert.isTrue(parsed._tag === "Failure", text)
+      if (parsed._tag === "Failure") {
+        assert.match(parsed.failure, message)
+        assert.notInclude(parsed.failure, b64(1).slice(0, 8))
+      }
+    }
+  })
+})

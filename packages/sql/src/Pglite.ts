@@ -7,14 +7,14 @@
  */
 import { PGlite } from "@electric-sql/pglite"
 import * as PgClient from "@effect/sql-pg/PgClient"
-import { Effect } from "effect"
+import { Effect, Predicate } from "effect"
 import type { Layer, Scope } from "effect"
 import type * as SqlClient from "effect/sql/SqlClient"
 import { ConnectionError, SqlError } from "effect/sql/SqlError"
 import { Buffer } from "node:buffer"
 import { randomBytes } from "node:crypto"
-import { mkdir } from "node:fs/promises"
-import { resolve } from "node:path"
+import { mkdir, readFile, rm, writeFile } from "node:fs/promises"
+import { join, resolve } from "node:path"
 import { Duplex } from "node:stream"
 
 /** Options of the embedded PGlite layer. */
@@ -52,6 +52,49 @@ export const layer = (options: Options = {}): Layer.Layer<PgClient.PgClient | Sq
  * record was written to the data directory.
  */
 export const makePglite = (options: Pick<Options, "dataDir"> = {}): Effect.Effect<PGlite, SqlError, Scope.Scope> =>
+  Effect.andThen(
+    options.dataDir === undefined ? Effect.void : lockDataDir(resolve(options.dataDir)),
+    openPglite(options)
+  )
+
+/**
+ * Takes the data directory for this process: PGlite itself does not stop a second
+ * process from opening the same directory, which would corrupt it. A lock file names
+ * the owning process; a lock left by a process that no longer runs (a crash) is taken over.
+ */
+const lockDataDir = (dataDir: string): Effect.Effect<void, SqlError, Scope.Scope> => {
+  const lockPath = join(dataDir, ".modelgate.lock")
+  const alive = (pid: number) => {
+    try {
+      process.kill(pid, 0)
+      return true
+    } catch (error) {
+      return Predicate.hasProperty(error, "code") && error.code === "EPERM"
+    }
+  }
+  return Effect.acquireRelease(
+    Effect.tryPromise({
+      try: async () => {
+        await mkdir(dataDir, { recursive: true })
+        try {
+          await writeFile(lockPath, String(process.pid), { flag: "wx" })
+          return
+        } catch (error) {
+          if (!(Predicate.hasProperty(error, "code") && error.code === "EEXIST")) throw error
+        }
+        const owner = Number((await readFile(lockPath, "utf8")).trim())
+        if (Number.isInteger(owner) && alive(owner)) {
+          throw new Error(`The data directory ${dataDir} is in use by process ${owner}; stop it, or remove ${lockPath} if that process is not modelgate`)
+        }
+        await writeFile(lockPath, String(process.pid))
+      },
+      catch: (cause) => connectionError(cause, `PGlite: ${cause instanceof Error ? cause.message : "cannot lock the data directory"}`, "connect")
+    }),
+    () => Effect.promise(() => rm(lockPath, { force: true }))
+  )
+}
+
+const openPglite = (options: Pick<Options, "dataDir">): Effect.Effect<PGlite, SqlError, Scope.Scope> =>
   Effect.acquireRelease(
     Effect.tryPromise({
       try: async () => {

@@ -91,18 +91,17 @@ export const layer = Layer.effect(
 
     const insert = Effect.fn("SqlConnectionRepo.insert")(function*(record: Record) {
       const { keyIds, settings } = yield* sealed(record)
-      const rows = yield* sql<Row>`
+      const rows = yield* sql<{ readonly revision: number }>`
         INSERT INTO connections (organization, environment, name, type, settings, secret_key_ids, indexing_status,
           indexing_status_last_updated, indexing_progress, created_at, updated_at, revision)
         VALUES (${record.organization}, ${record.environment}, ${record.settings.name}, ${record.settings.type},
           ${settings}::jsonb, ${keyIds}::text[], ${record.indexingStatus}, ${isoOrNull(record.indexingStatusLastUpdated)}::timestamptz,
           ${JSON.stringify(record.indexingProgress)}::jsonb, ${iso(record.createdAt)}::timestamptz, ${iso(record.updatedAt)}::timestamptz, 0)
-        RETURNING *`.pipe(
+        RETURNING revision`.pipe(
         conflictOnUnique(`Connection ${record.settings.name} already exists in ${record.organization}/${record.environment}`)
       )
-      const row = rows[0]
-      if (row === undefined) return yield* Effect.die(new Error("INSERT returned no row"))
-      return yield* fromRow(row)
+      // The stored row is the record just sealed: answer with it rather than opening the secrets again.
+      return { ...record, revision: rows[0]?.revision ?? 0 }
     })
 
     const get = Effect.fn("SqlConnectionRepo.get")(function*(ref: Ref) {
@@ -123,7 +122,7 @@ export const layer = Layer.effect(
       const ref = ConnectionRepo.refOf(record)
       const { keyIds, settings } = yield* sealed(record)
       // Optimistic concurrency: the row changes only if nobody saved since it was read.
-      const rows = yield* Effect.orDie(sql<Row>`
+      const rows = yield* Effect.orDie(sql<{ readonly revision: number }>`
         UPDATE connections SET
           type = ${record.settings.type}, settings = ${settings}::jsonb, secret_key_ids = ${keyIds}::text[],
           indexing_status = ${record.indexingStatus},
@@ -132,9 +131,9 @@ export const layer = Layer.effect(
           updated_at = ${iso(record.updatedAt)}::timestamptz, revision = revision + 1
         WHERE organization = ${ref.organization} AND environment = ${ref.environment} AND name = ${ref.name}
           AND revision = ${record.revision}
-        RETURNING *`)
+        RETURNING revision`)
       const row = rows[0]
-      if (row !== undefined) return yield* fromRow(row)
+      if (row !== undefined) return { ...record, revision: row.revision }
       yield* get(ref)
       return yield* new Errors.Conflict({
         message: `Connection ${ref.organization}/${ref.environment}/${ref.name} was changed by another request; read it again and retry`

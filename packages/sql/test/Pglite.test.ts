@@ -169,6 +169,20 @@ describe("Pglite.layer (data directory)", () => {
       assert.deepStrictEqual(rows.map((row) => row.id), [1, 2])
     })))
 
+  it.effect("refuses a data directory that is already open, and frees it on close", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const dataDir = join(yield* tempDir, "locked")
+      const second = yield* Effect.gen(function*() {
+        yield* (yield* SqlClient.SqlClient)`select 1`
+        return yield* Effect.exit(Effect.scoped(Layer.build(Pglite.layer({ dataDir }))))
+      }).pipe(Effect.provide(Pglite.layer({ dataDir })))
+      assert.isTrue(Exit.isFailure(second))
+      if (Exit.isFailure(second)) assert.match(String(second.cause), /is in use by process \d+/)
+      // Closed: it opens again.
+      const rows = yield* Effect.flatMap(SqlClient.SqlClient, (sql) => sql`select 1 as n`).pipe(Effect.provide(Pglite.layer({ dataDir })))
+      assert.strictEqual(rows.length, 1)
+    })))
+
   it.effect("keeps acknowledged statements when the process is killed with SIGKILL", () =>
     Effect.scoped(Effect.gen(function*() {
       const dataDir = join(yield* tempDir, "db")
