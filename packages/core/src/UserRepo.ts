@@ -3,7 +3,7 @@
  * only; the key itself is shown once when it is created.
  */
 import { Context, Effect, Layer } from "effect"
-import type { Conflict, ResourceNotFound } from "./Errors.ts"
+import { Conflict, type ResourceNotFound } from "./Errors.ts"
 import type { ApiKey, User } from "./Hierarchy.ts"
 import * as MemoryTable from "./internal/MemoryTable.ts"
 
@@ -26,9 +26,12 @@ export class UserRepo extends Context.Service<UserRepo, {
       const users = yield* MemoryTable.make<User>((u) => u.id, (k) => `User ${k}`)
       const keys = yield* MemoryTable.make<ApiKey>((k) => k.id, (k) => `API key ${k}`)
       return UserRepo.of({
+        // One user per address, compared case-insensitively (as the SQL adapter's unique index).
         insert: (user) =>
           Effect.flatMap(users.list((u) => u.email.toLowerCase() === user.email.toLowerCase()), (same) =>
-            same.length === 0 ? users.insert(user) : users.insert(same[0] ?? user)),
+            same.length === 0
+              ? users.insert(user)
+              : Effect.fail(new Conflict({ message: `A user with e-mail ${user.email} already exists` }))),
         get: users.get,
         findByEmail: (email) => Effect.map(users.list((u) => u.email.toLowerCase() === email.toLowerCase()), (found) => found[0]),
         insertApiKey: keys.insert,
