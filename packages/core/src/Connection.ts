@@ -344,3 +344,20 @@ export const Connection = Schema.Struct({
 }).annotate({ identifier: "Connection" })
 /** The Connection resource as read (secrets are never in it). */
 export type Connection = typeof Connection.Type
+
+/**
+ * The capabilities of each connection type, as reads report them. DuckDB-family
+ * connections cannot persist in v0 (their persist sources serve live).
+ */
+export const attributesByType: Record<ConnectionType, ConnectionAttributes> = {
+  postgres: { dialectName: "postgres", isPool: true, canPersist: true, canStream: true },
+  bigquery: { dialectName: "standardsql", isPool: false, canPersist: true, canStream: true },
+  snowflake: { dialectName: "snowflake", isPool: false, canPersist: true, canStream: true },
+  trino: { dialectName: "trino", isPool: false, canPersist: true, canStream: true },
+  databricks: { dialectName: "databricks", isPool: false, canPersist: true, canStream: true },
+  mysql: { dialectName: "mysql", isPool: true, canPersist: true, canStream: true },
+  duckdb: { dialectName: "duckdb", isPool: false, canPersist: false, canStream: true },
+  motherduck: { dialectName: "duckdb", isPool: false, canPersist: false, canStream: true },
+  ducklake: { dialectName: "duckdb", isPool: false, canPersist: false, canStream: true },
+  publisher: { dialectName: "publisher", isPool: false, canPersist: false, canStream: false }
+}

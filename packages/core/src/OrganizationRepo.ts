@@ -22,6 +22,8 @@ export class OrganizationRepo extends Context.Service<OrganizationRepo, {
   readonly listDocuments: (organization: string, workspace: string) => Effect.Effect<ReadonlyArray<Document>>
   /** Creates or replaces a group (with its members). */
   readonly putGroup: (group: Group) => Effect.Effect<Group>
+  /** Every group of an organization. */
+  readonly listGroups: (organization: string) => Effect.Effect<ReadonlyArray<Group>>
   /** The groups of an organization that have `userId` as a member. */
   readonly groupsOf: (organization: string, userId: string) => Effect.Effect<ReadonlyArray<Group>>
 }>()("@modelgate/core/OrganizationRepo") {
@@ -50,6 +52,7 @@ export class OrganizationRepo extends Context.Service<OrganizationRepo, {
         insertDocument: documents.insert,
         listDocuments: (organization, workspace) => documents.list((d) => d.organization === organization && d.workspace === workspace),
         putGroup: groups.upsert,
+        listGroups: (organization) => groups.list((g) => g.organization === organization),
         groupsOf: (organization, userId) => groups.list((g) => g.organization === organization && g.members.includes(userId))
       })
     })

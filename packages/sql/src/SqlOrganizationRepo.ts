@@ -86,6 +86,9 @@ export const layer = Layer.effect(
           INSERT INTO groups (organization, name, members, created_at)
           VALUES (${g.organization}, ${g.name}, ${JSON.stringify(g.members)}::jsonb, ${iso(g.createdAt)}::timestamptz)
           ON CONFLICT (organization, name) DO UPDATE SET members = EXCLUDED.members`).pipe(Effect.as(g)),
+      listGroups: (organization) =>
+        Effect.orDie(sql<Named & { members: unknown }>`SELECT * FROM groups WHERE organization = ${organization} ORDER BY name`)
+          .pipe(Effect.map((rows) => rows.map(group))),
       groupsOf: (organization, userId) =>
         Effect.orDie(sql<Named & { members: unknown }>`
           SELECT * FROM groups WHERE organization = ${organization} AND members @> ${JSON.stringify([userId])}::jsonb ORDER BY name`)

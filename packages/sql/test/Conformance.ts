@@ -260,6 +260,7 @@ export const conformance = <E>(label: string, storage: Layer.Layer<Repositories,
         yield* repo.putGroup({ organization, name: "eng", members: ["u2"], createdAt: t0 })
         assert.deepStrictEqual((yield* repo.groupsOf(organization, "u2")).map((g) => g.name), ["eng"])
         assert.deepStrictEqual(yield* repo.groupsOf(organization, "u1"), [])
+        assert.deepStrictEqual((yield* repo.listGroups(organization)).map((g) => [g.name, g.members]), [["eng", ["u2"]]])
         assert.strictEqual((yield* repo.getOrganization(organization)).name, organization)
       }))
 

@@ -1,0 +1,44 @@
+/**
+ * How a connection test failure is written: one step name and one sentence, in
+ * the same shape as the in-memory tester of core, so callers see one wording.
+ * Node's socket errors are translated into words here, never echoed with secrets.
+ */
+import { Predicate } from "effect"
+import { Errors } from "@modelgate/core"
+
+/** The steps a connection test reports. */
+export type Step = "settings" | "proxy" | "connect" | "authenticate" | "database" | "query" | "remote" | "driver"
+
+/** A failed connection test at `step`; `message` must never carry a secret. */
+export const failed = (step: Step, message: string): Errors.ConnectionTestFailed =>
+  new Errors.ConnectionTestFailed({ step, message: `Connection test failed at ${step}: ${message}` })
+
+/** A host and port, as written in messages (IPv6 literals bracketed). */
+export const hostPort = (host: string, port: number): string => (host.includes(":") ? `[${host}]:${port}` : `${host}:${port}`)
+
+const wordsByCode: Record<string, string> = {
+  ECONNREFUSED: "connection refused",
+  ECONNRESET: "connection reset",
+  EHOSTUNREACH: "host unreachable",
+  ENETUNREACH: "network unreachable",
+  ENOTFOUND: "host name not found",
+  EAI_AGAIN: "host name lookup failed",
+  ETIMEDOUT: "timed out",
+  EPIPE: "connection closed",
+  ECONNABORTED: "connection aborted"
+}
+
+/** The `code` property of a thrown value, when it has a string one. */
+export const errorCode = (cause: unknown): string | undefined =>
+  Predicate.hasProperty(cause, "code") && Predicate.isString(cause.code) ? cause.code : undefined
+
+/** The `message` property of a thrown value, when it has a string one. */
+export const errorMessage = (cause: unknown): string | undefined =>
+  Predicate.hasProperty(cause, "message") && Predicate.isString(cause.message) ? cause.message : undefined
+
+/** Node's socket error in words ("connection refused"), falling back to its code or a generic phrase. */
+export const describeSocketError = (cause: unknown): string => {
+  const code = errorCode(cause)
+  if (code !== undefined) return wordsByCode[code] ?? code
+  return "connection failed"
+}
