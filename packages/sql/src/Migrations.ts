@@ -155,9 +155,33 @@ const m0001 = Effect.gen(function*() {
   yield* sql`CREATE INDEX access_requests_package ON access_requests (organization, environment, package)`
 })
 
+const m0002 = Effect.gen(function*() {
+  const sql = yield* SqlClient
+  // The files of published versions, so that every instance serves the same package.
+  yield* sql`
+    CREATE TABLE package_files (
+      location text NOT NULL,
+      path text NOT NULL,
+      content bytea NOT NULL,
+      PRIMARY KEY (location, path)
+    )`
+  // Notifications waiting for delivery (the default Notifier writes here and logs).
+  yield* sql`
+    CREATE TABLE notification_outbox (
+      id bigserial PRIMARY KEY,
+      kind text NOT NULL,
+      recipients jsonb NOT NULL,
+      subject text NOT NULL,
+      body text NOT NULL,
+      created_at timestamptz NOT NULL DEFAULT now(),
+      sent_at timestamptz
+    )`
+})
+
 /** Every migration, by `<id>_<name>`. Add new ones at the end; never edit an applied one. */
 export const migrations = {
-  "0001_initial": m0001
+  "0001_initial": m0001,
+  "0002_package_files_and_outbox": m0002
 } as const
 
 /** Applies pending migrations; safe to run from several instances at once. */

@@ -8,10 +8,12 @@
 import { Config, Effect, Layer, Redacted } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { PgClient } from "@effect/sql-pg"
-import { ConnectionRepo, OrganizationRepo, PackageRepo, PermissionRepo, SecretCipher, UserRepo, VersionRepo } from "@modelgate/core"
+import { ConnectionRepo, Notifier, OrganizationRepo, PackageRepo, PackageStore, PermissionRepo, SecretCipher, UserRepo, VersionRepo } from "@modelgate/core"
 import * as Migrations from "./Migrations.ts"
 import * as SqlConnectionRepo from "./SqlConnectionRepo.ts"
+import * as SqlNotifier from "./SqlNotifier.ts"
 import * as SqlOrganizationRepo from "./SqlOrganizationRepo.ts"
+import * as SqlPackageStore from "./SqlPackageStore.ts"
 import * as SqlPackageRepo from "./SqlPackageRepo.ts"
 import * as SqlPermissionRepo from "./SqlPermissionRepo.ts"
 import * as SqlUserRepo from "./SqlUserRepo.ts"
@@ -49,6 +51,8 @@ export type Repositories =
   | PermissionRepo.PermissionRepo
   | OrganizationRepo.OrganizationRepo
   | UserRepo.UserRepo
+  | PackageStore.PackageStore
+  | Notifier.Notifier
 
 /** Every repository over the SqlClient in context. */
 export const layerRepositories: Layer.Layer<Repositories, never, SqlClient | SecretCipher.SecretCipher> = Layer.mergeAll(
@@ -57,7 +61,9 @@ export const layerRepositories: Layer.Layer<Repositories, never, SqlClient | Sec
   SqlPackageRepo.layer,
   SqlPermissionRepo.layer,
   SqlOrganizationRepo.layer,
-  SqlUserRepo.layer
+  SqlUserRepo.layer,
+  SqlPackageStore.layer,
+  SqlNotifier.layer
 )
 
 /** Migrates, checks the secret keys, then provides every repository. */

@@ -1,5 +1,5 @@
 import { Layer } from "effect"
-import { ConnectionRepo, OrganizationRepo, PackageRepo, PermissionRepo, UserRepo, VersionRepo } from "@modelgate/core"
+import { ConnectionRepo, Notifier, OrganizationRepo, PackageRepo, PackageStore, PermissionRepo, UserRepo, VersionRepo } from "@modelgate/core"
 import { conformance } from "./Conformance.ts"
 import { pgliteClient, serverClient, serverUrl, storageOn } from "./TestDatabase.ts"
 
@@ -11,7 +11,9 @@ conformance(
     PackageRepo.PackageRepo.layerMemory,
     PermissionRepo.PermissionRepo.layerMemory,
     OrganizationRepo.OrganizationRepo.layerMemory,
-    UserRepo.UserRepo.layerMemory
+    UserRepo.UserRepo.layerMemory,
+    PackageStore.PackageStore.layerMemory,
+    Notifier.layerMemory
   )
 )
 

@@ -13,6 +13,7 @@ import {
   type Hierarchy,
   OrganizationRepo,
   PackageRepo,
+  PackageStore,
   PackageVersion,
   PermissionRepo,
   Roles,
@@ -262,6 +263,20 @@ export const conformance = <E>(label: string, storage: Layer.Layer<Repositories,
         assert.deepStrictEqual(yield* repo.groupsOf(organization, "u1"), [])
         assert.deepStrictEqual((yield* repo.listGroups(organization)).map((g) => [g.name, g.members]), [["eng", ["u2"]]])
         assert.strictEqual((yield* repo.getOrganization(organization)).name, organization)
+      }))
+
+    it.effect("package files: written whole, read back byte for byte, replaced on a second put", () =>
+      Effect.gen(function*() {
+        const store = yield* PackageStore.PackageStore
+        const location = unique("loc")
+        const bytes = new Uint8Array([0, 1, 2, 255, 128])
+        yield* store.put(location, new Map([["publisher.json", new TextEncoder().encode("{}")], ["data/x.parquet", bytes]]))
+        const files = yield* store.get(location)
+        assert.deepStrictEqual([...files.keys()].sort(), ["data/x.parquet", "publisher.json"])
+        assert.deepStrictEqual([...(files.get("data/x.parquet") ?? [])], [...bytes])
+        yield* store.put(location, new Map([["m.malloy", new TextEncoder().encode("source: s is duckdb.table('x')")]]))
+        assert.deepStrictEqual([...(yield* store.get(location)).keys()], ["m.malloy"])
+        assert.strictEqual((yield* store.get(unique("missing")).pipe(Effect.flip)).code, "RESOURCE_NOT_FOUND")
       }))
 
     it.effect("users: unique by id and by case-insensitive e-mail; API keys by hash", () =>
