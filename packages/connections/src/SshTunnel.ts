@@ -4,7 +4,7 @@
  * authenticates with a public key only, pins the bastion's host key when one is
  * given (any listed key matches, a mismatch fails closed), and closes with its scope.
  */
-import { Connection, type Errors } from "@modelgate/core"
+import type { Connection, Errors } from "@modelgate/core"
 import { Duration, Effect } from "effect"
 import type { Scope } from "effect"
 import { Buffer } from "node:buffer"
@@ -71,23 +71,25 @@ const session = Effect.fnUntraced(function*(config: Connection.SshProxyConfig, o
     return yield* failed("proxy", `${where}: no private key is set (the proxy authenticates with a public key only)`)
   }
   const username = config.username.trim()
-  const key = yield* readPrivateKey(where, config.privateKey, config.privateKeyPass)
+  // Read once here so that a bad key or passphrase is reported in words; ssh2 reads it again.
+  yield* readPrivateKey(where, config.privateKey, config.privateKeyPass)
 
-  const pins = present(config.hostKey) ? HostKeys.pinnedBlobs(config.hostKey) : undefined
+  const pins = present(config.hostKey) ? HostKeys.pins(config.hostKey) : undefined
   let mismatch: Buffer | undefined
   // Any listed key is accepted; only the blob is compared, never the host name.
   const hostVerifier = (presented: Buffer): boolean => {
     if (pins === undefined) return true
-    const accepted = pins.some((pin) => pin.equals(presented))
+    const accepted = HostKeys.matches(pins, presented)
     if (!accepted) mismatch = Buffer.from(presented)
     return accepted
   }
-  const algorithms = pins === undefined ? undefined : HostKeys.hostKeyAlgorithms(pins)
+  const algorithms = pins === undefined ? undefined : HostKeys.hostKeyAlgorithms(pins.accepted)
   const connectConfig: ConnectConfig = {
     host,
     port: config.port,
     username,
-    privateKey: key,
+    privateKey: config.privateKey,
+    ...(present(config.privateKeyPass) ? { passphrase: config.privateKeyPass } : {}),
     readyTimeout: options.connectTimeoutMillis,
     hostVerifier,
     ...(algorithms === undefined ? {} : { algorithms: { serverHostKey: algorithms } })
@@ -141,12 +143,14 @@ const session = Effect.fnUntraced(function*(config: Connection.SshProxyConfig, o
   return { client, where }
 })
 
-const forward = (client: ssh2.Client, target: Endpoint, sourcePort: number) =>
+// The bastion's reason for refusing a forwarded channel, without ssh2's prefix.
+const openFailure = (error: Error): string => error.message.replace(/^\(SSH\) Channel open failure: /, "")
+
+const forward = (client: ssh2.Client, target: Endpoint) =>
   Effect.callback<ClientChannel, string>((resume) => {
-    client.forwardOut("127.0.0.1", sourcePort, target.host, target.port, (error, channel) => {
-      if (error !== undefined && error !== null) {
-        resume(Effect.fail(error.message.replace(/^\(SSH\) Channel open failure: /, "")))
-      } else resume(Effect.succeed(channel))
+    client.forwardOut("127.0.0.1", 0, target.host, target.port, (error, channel) => {
+      if (error !== undefined && error !== null) resume(Effect.fail(openFailure(error)))
+      else resume(Effect.succeed(channel))
     })
   })
 
@@ -169,23 +173,18 @@ export const open = (
       socket.on("close", () => sockets.delete(socket))
       socket.on("error", () => socket.destroy())
       socket.pause()
-      Effect.runFork(
-        forward(client, target, socket.remotePort ?? 0).pipe(
-          Effect.match({
-            onFailure: (reason) => {
-              forwardFailure = reason
-              socket.destroy()
-            },
-            onSuccess: (channel) => {
-              channel.on("error", () => socket.destroy())
-              channel.on("close", () => socket.end())
-              socket.on("close", () => channel.close())
-              socket.pipe(channel).pipe(socket)
-              socket.resume()
-            }
-          })
-        )
-      )
+      client.forwardOut("127.0.0.1", socket.remotePort ?? 0, target.host, target.port, (error, channel) => {
+        if (error !== undefined && error !== null) {
+          forwardFailure = openFailure(error)
+          socket.destroy()
+          return
+        }
+        channel.on("error", () => socket.destroy())
+        channel.on("close", () => socket.end())
+        socket.on("close", () => channel.close())
+        socket.pipe(channel).pipe(socket)
+        socket.resume()
+      })
     })
     server.on("error", () => {})
     yield* Effect.addFinalizer(() =>
@@ -222,7 +221,7 @@ export const reach = (
 ): Effect.Effect<void, Errors.ConnectionTestFailed> =>
   Effect.scoped(Effect.gen(function*() {
     const { client, where } = yield* session(config, options)
-    const channel = yield* forward(client, target, 0).pipe(
+    const channel = yield* forward(client, target).pipe(
       Effect.mapError((reason) =>
         failed("connect", `cannot reach ${hostPort(target.host, target.port)} through the ${where}: the bastion reported "${reason}"`)
       ),

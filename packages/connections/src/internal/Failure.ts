@@ -42,3 +42,17 @@ export const describeSocketError = (cause: unknown): string => {
   if (code !== undefined) return wordsByCode[code] ?? code
   return "connection failed"
 }
+
+/** The same failure with `label` in front of its sentence ("attached database "x": ..."). */
+export const within = (label: string) => (error: Errors.ConnectionTestFailed): Errors.ConnectionTestFailed =>
+  new Errors.ConnectionTestFailed({
+    step: error.step,
+    message: error.message.replace(/^(Connection test failed at [^:]+: )?/, (prefix) => `${prefix}${label}: `)
+  })
+
+/**
+ * The end of a test that could only prove reachability: this server has no client
+ * for the rest, and a reachable port is not a passed connection test.
+ */
+export const unverifiable = (target: string, what: string, why: string): Errors.ConnectionTestFailed =>
+  failed("driver", `reached ${target}, but this server cannot verify ${what} (${why}), so the connection test cannot pass`)

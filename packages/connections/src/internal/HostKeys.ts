@@ -22,16 +22,34 @@ const blobOfLine = (line: string): Buffer | undefined => {
   return blob !== undefined && base64RegExp.test(blob) ? Buffer.from(blob, "base64") : undefined
 }
 
-/** The key blobs of every usable line of a pinned `hostKey`; comments and blank lines are skipped. */
-export const pinnedBlobs = (hostKey: string): ReadonlyArray<Buffer> =>
-  hostKey
-    .split(/\r?\n/)
-    .map((line) => line.trim())
-    .filter((line) => line !== "" && !line.startsWith("#"))
-    .flatMap((line) => {
-      const blob = blobOfLine(line)
-      return blob === undefined || blob.length === 0 ? [] : [blob]
-    })
+/** The pinned keys of a `hostKey` setting: the accepted blobs, and those a `@revoked` line names. */
+export interface Pins {
+  readonly accepted: ReadonlyArray<Buffer>
+  readonly revoked: ReadonlyArray<Buffer>
+}
+
+/**
+ * The key blobs of every usable line of a pinned `hostKey`; comments and blank
+ * lines are skipped. A `@revoked` line never pins its key: it revokes it, as in
+ * known_hosts, so that key is refused even when another line lists it.
+ */
+export const pins = (hostKey: string): Pins => {
+  const accepted: Array<Buffer> = []
+  const revoked: Array<Buffer> = []
+  for (const raw of hostKey.split(/\r?\n/)) {
+    const line = raw.trim()
+    if (line === "" || line.startsWith("#")) continue
+    const blob = blobOfLine(line)
+    if (blob === undefined || blob.length === 0) continue
+    if (/^@revoked\s/i.test(line)) revoked.push(blob)
+    else accepted.push(blob)
+  }
+  return { accepted, revoked }
+}
+
+/** Whether a presented host key blob is pinned: equal to an accepted blob and to no revoked one. */
+export const matches = (pinned: Pins, presented: Buffer): boolean =>
+  pinned.accepted.some((blob) => blob.equals(presented)) && !pinned.revoked.some((blob) => blob.equals(presented))
 
 /** The key type written inside an SSH public key blob (its first length-prefixed string). */
 export const blobKeyType = (blob: Buffer): string | undefined => {

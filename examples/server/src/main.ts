@@ -1,0 +1,41 @@
+/**
+ * `npm start`: the example server from environment variables. PORT (4000), HOST
+ * (127.0.0.1), DATABASE_URL (absent: embedded PGlite in MODELGATE_DATA_DIR,
+ * default ./.modelgate), MODELGATE_SEED (absent: the built-in demo seed),
+ * MODELGATE_SECRET_KEYS. SIGTERM drains and exits 0.
+ */
+import { Config, Effect, Layer, Option, Redacted } from "effect"
+import { NodeRuntime } from "@effect/platform-node"
+import * as Server from "./Server.ts"
+
+const options = Effect.gen(function*() {
+  return {
+    port: yield* Config.Port("PORT").pipe(Config.withDefault(4000)),
+    host: yield* Config.String("HOST").pipe(Config.withDefault("127.0.0.1")),
+    databaseUrl: Option.getOrUndefined(yield* Config.option(Config.String("DATABASE_URL"))),
+    dataDir: yield* Config.String("MODELGATE_DATA_DIR").pipe(Config.withDefault("./.modelgate")),
+    seedPath: Option.getOrUndefined(yield* Config.option(Config.String("MODELGATE_SEED"))),
+    secretKeys: Option.map(yield* Config.option(Config.Redacted("MODELGATE_SECRET_KEYS")), Redacted.value).pipe(Option.getOrUndefined),
+    rateLimit: yield* Config.Int("MODELGATE_RATE_LIMIT").pipe(Config.withDefault(600)),
+    connectTimeoutMillis: yield* Config.Int("MODELGATE_CONNECT_TIMEOUT_MS").pipe(Config.withDefault(10_000))
+  }
+})
+
+const announce = (started: Server.Started) =>
+  Effect.sync(() => {
+    const org = started.organization ?? "<organization>"
+    process.stdout.write(
+      [
+        "",
+        `modelgate is serving at ${started.url}`,
+        `  health:   ${started.url}/health`,
+        `  admin:    ${started.url}/api/v0/organizations/${org}/environments/...`,
+        `  OpenAPI:  ${started.url}/api/v0/openapi.json   docs: ${started.url}/api/v0/docs`,
+        `  token:    ${started.token}`,
+        `  try:      curl -H "Authorization: Bearer ${started.token}" ${started.url}/api/v0/organizations/${org}/environments/demo/connections`,
+        ""
+      ].join("\n")
+    )
+  })
+
+Layer.launch(Layer.unwrap(Effect.map(options, (o) => Server.layer(o, announce)))).pipe(NodeRuntime.runMain)

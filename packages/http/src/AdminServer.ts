@@ -1,0 +1,62 @@
+/**
+ * The admin API as routes a host application mounts: the HttpApi served by the
+ * handlers, its OpenAPI 3.1 document at `/api/v0/openapi.json`, a docs page at
+ * `/api/v0/docs`, and core's services composed over whatever ports the host
+ * provides (storage, connection tester, notifier, token verifier, rate limiter).
+ */
+import { Layer } from "effect"
+import type { Etag, HttpPlatform, HttpRouter } from "effect/http"
+import type { FileSystem } from "effect/FileSystem"
+import type { Path } from "effect/Path"
+import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
+import {
+  Access,
+  type ConnectionRepo,
+  ConnectionService,
+  type ConnectionTester,
+  type Notifier,
+  type OrganizationRepo,
+  type PackageRepo,
+  PackageService,
+  type PackageStore,
+  type PermissionRepo,
+  PermissionService,
+  type UserRepo,
+  type VersionRepo
+} from "@modelgate/core"
+import type { RateLimiter } from "./RateLimiter.ts"
+import type { TokenVerifier } from "./TokenVerifier.ts"
+import { AdminApi } from "./AdminApi.ts"
+import * as AdminHandlers from "./AdminHandlers.ts"
+
+/** The ports the admin services need from the host: storage, the connection tester, the notifier. */
+export type Ports =
+  | ConnectionRepo.ConnectionRepo
+  | VersionRepo.VersionRepo
+  | PackageRepo.PackageRepo
+  | PermissionRepo.PermissionRepo
+  | OrganizationRepo.OrganizationRepo
+  | UserRepo.UserRepo
+  | PackageStore.PackageStore
+  | ConnectionTester.ConnectionTester
+  | Notifier.Notifier
+
+/** Core's admin services. */
+export type Services = ConnectionService.ConnectionService | PackageService.PackageService | PermissionService.PermissionService | Access.Access
+
+/** Core's admin services over the ports. */
+export const layerServices: Layer.Layer<Services, never, Ports> = Layer.mergeAll(
+  ConnectionService.ConnectionService.layer,
+  PackageService.PackageService.layer,
+  PermissionService.PermissionService.layer
+).pipe(Layer.provideMerge(Access.Access.layer))
+
+/** The admin API routes (API, OpenAPI document, docs page), with the services they call. */
+export const layerRoutes: Layer.Layer<
+  never,
+  never,
+  Ports | TokenVerifier | RateLimiter | HttpRouter.HttpRouter | Etag.Generator | FileSystem | HttpPlatform.HttpPlatform | Path
+> = Layer.mergeAll(
+  HttpApiBuilder.layer(AdminApi, { openapiPath: "/api/v0/openapi.json" }).pipe(Layer.provide(AdminHandlers.layer)),
+  HttpApiScalar.layer(AdminApi, { path: "/api/v0/docs" })
+).pipe(Layer.provide(layerServices))
