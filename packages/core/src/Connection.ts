@@ -75,7 +75,8 @@ export const PostgresConnection = Schema.Struct({
   userName: optional(Schema.String),
   password: optional(secret()),
   // A complete connection string usually embeds the password: treated as a secret.
-  connectionString: optional(secret({ description: "Complete connection string; never returned" })),
+  // Sending `host` switches to individual parameters: the stored string is then not kept.
+  connectionString: optional(secret({ replacedBy: "host", description: "Complete connection string; never returned" })),
   sslmode: optional(SslMode)
 }).annotate({ identifier: "PostgresConnection" })
 /** Settings for type postgres. */

@@ -13,6 +13,8 @@ declare module "effect/Schema" {
       readonly secret?: boolean | undefined
       /** For a secret: the sibling secret it is kept with (a passphrase is kept only with its key). */
       readonly secretKeptWith?: string | undefined
+      /** For a secret: a sibling field whose presence in the request means the stored secret is not kept. */
+      readonly secretReplacedBy?: string | undefined
       /** For an array of objects: the property that identifies an element across updates. */
       readonly elementKey?: string | undefined
     }
@@ -20,11 +22,12 @@ declare module "effect/Schema" {
 }
 
 /** Marks a string field as a write-only secret. */
-export const secret = (options?: { readonly keptWith?: string; readonly description?: string }) =>
+export const secret = (options?: { readonly keptWith?: string; readonly replacedBy?: string; readonly description?: string }) =>
   Schema.String.annotate({
     writeOnly: true,
     secret: true,
     ...(options?.keptWith === undefined ? {} : { secretKeptWith: options.keptWith }),
+    ...(options?.replacedBy === undefined ? {} : { secretReplacedBy: options.replacedBy }),
     ...(options?.description === undefined ? {} : { description: options.description })
   })
 
@@ -150,7 +153,9 @@ export const mapSecrets = <S extends Schema.Top>(
  * blank secret keeps the stored secret at the same place, and a secret marked
  * `secretKeptWith` (a key's passphrase) is kept only when that sibling is kept too:
  * a rotated key never inherits the old passphrase. Array elements are matched by the
- * array's `elementKey` annotation (by position without one). Nothing else of
+ * array's `elementKey` annotation (by position without one). A secret marked
+ * `secretReplacedBy` is not kept when the request gives that sibling (a connection
+ * string gives way to individual parameters). Nothing else of
  * `stored` survives: omitted optional fields stay cleared.
  */
 export const mergeSecrets = <S extends Schema.Top>(schema: S, stored: S["Type"] | undefined, submitted: S["Type"]): S["Type"] => {
@@ -182,7 +187,8 @@ export const mergeSecrets = <S extends Schema.Top>(schema: S, stored: S["Type"] 
     for (const p of ordered) {
       const key = String(p.name)
       const sibling = annotationsOf(p.type)?.secretKeptWith
-      const mayKeep = sibling === undefined || kept.has(sibling)
+      const replacedBy = annotationsOf(p.type)?.secretReplacedBy
+      const mayKeep = (sibling === undefined || kept.has(sibling)) && (replacedBy === undefined || next[replacedBy] === undefined)
       if (isBlank(next[key]) && previous !== undefined && !isBlank(previous[key]) && mayKeep) {
         out[key] = previous[key]
         kept.add(key)

@@ -294,3 +294,14 @@ describe("ConnectionUpdate properties", () => {
     }))
   })
 })
+
+describe("ConnectionUpdate: switching from a connection string to parameters", () => {
+  it("does not keep the stored connection string once host is sent", () => {
+    const stored: Settings = { name: "c", type: "postgres", excludeAllTables: false, postgresConnection: { connectionString: "postgres://u:p@h/db" } }
+    const switched = ok(runUpdate(stored, { type: "postgres", postgresConnection: { host: "h2", password: "p2" } }))
+    assert.isUndefined(switched.postgresConnection?.connectionString)
+    assert.strictEqual(switched.postgresConnection?.host, "h2")
+    const kept = ok(runUpdate(stored, { type: "postgres", postgresConnection: {} }))
+    assert.strictEqual(kept.postgresConnection?.connectionString, "postgres://u:p@h/db")
+  })
+})

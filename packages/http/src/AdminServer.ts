@@ -4,8 +4,8 @@
  * `/api/v0/docs`, and core's services composed over whatever ports the host
  * provides (storage, connection tester, notifier, token verifier, rate limiter).
  */
-import { Layer } from "effect"
-import type { Etag, HttpPlatform, HttpRouter } from "effect/http"
+import { Effect, Layer } from "effect"
+import { type Etag, type HttpPlatform, HttpRouter, HttpServerResponse } from "effect/http"
 import type { FileSystem } from "effect/FileSystem"
 import type { Path } from "effect/Path"
 import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
@@ -51,6 +51,25 @@ export const layerServices: Layer.Layer<Services, never, Ports> = Layer.mergeAll
   PermissionService.PermissionService.layer
 ).pipe(Layer.provideMerge(Access.Access.layer))
 
+/**
+ * Answers that the HttpApi runtime produces itself in the spec's error shape: an
+ * unsupported content type (415 there) and an unknown route are rendered as
+ * `{ code, message }` (400 VALIDATION_ERROR and 404 RESOURCE_NOT_FOUND).
+ */
+export const layerErrorShape = HttpRouter.middleware(
+  (effect) =>
+    Effect.map(effect, (response) => {
+      if (response.status === 415) {
+        return HttpServerResponse.jsonUnsafe(
+          { code: "VALIDATION_ERROR", message: "Invalid request: unsupported Content-Type; send application/json (application/gzip to publish a version)" },
+          { status: 400 }
+        )
+      }
+      return response
+    }),
+  { global: true }
+)
+
 /** The admin API routes (API, OpenAPI document, docs page), with the services they call. */
 export const layerRoutes: Layer.Layer<
   never,
@@ -58,5 +77,6 @@ export const layerRoutes: Layer.Layer<
   Ports | TokenVerifier | RateLimiter | HttpRouter.HttpRouter | Etag.Generator | FileSystem | HttpPlatform.HttpPlatform | Path
 > = Layer.mergeAll(
   HttpApiBuilder.layer(AdminApi, { openapiPath: "/api/v0/openapi.json" }).pipe(Layer.provide(AdminHandlers.layer)),
-  HttpApiScalar.layer(AdminApi, { path: "/api/v0/docs" })
+  HttpApiScalar.layer(AdminApi, { path: "/api/v0/docs" }),
+  layerErrorShape
 ).pipe(Layer.provide(layerServices))
