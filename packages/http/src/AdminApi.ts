@@ -159,9 +159,11 @@ export class AdminApi extends HttpApi.make("modelgate-admin")
   .add(PackagesGroup)
   .add(VersionsGroup)
   .add(PermissionsGroup)
-  .middleware(RequestErrors)
-  .middleware(Authentication)
+  // Listed innermost first: requests pass RequestErrors, then Authentication
+  // (so RateLimit counts per authenticated caller), then RateLimit.
   .middleware(RateLimit)
+  .middleware(Authentication)
+  .middleware(RequestErrors)
   .prefix("/api/v0")
   // Unknown and mistyped fields are errors, and every problem is reported at once.
   .annotate(HttpApi.PayloadParseOptions, { onExcessProperty: "error", errors: "all" })

@@ -59,6 +59,10 @@ export const layerServices: Layer.Layer<Services, never, Ports> = Layer.mergeAll
 export const layerErrorShape = HttpRouter.middleware(
   (effect) =>
     Effect.map(effect, (response) => {
+      // The router's own "no such route": an empty 404.
+      if (response.status === 404 && response.headers["content-type"] === undefined) {
+        return HttpServerResponse.jsonUnsafe({ code: "RESOURCE_NOT_FOUND", message: "No such resource" }, { status: 404 })
+      }
       if (response.status === 415) {
         return HttpServerResponse.jsonUnsafe(
           { code: "VALIDATION_ERROR", message: "Invalid request: unsupported Content-Type; send application/json (application/gzip to publish a version)" },
