@@ -29,6 +29,8 @@ export interface Options {
   /** Requests per minute per caller and route. */
   readonly rateLimit?: number | undefined
   readonly connectTimeoutMillis?: number | undefined
+  /** One log line per request (default true). */
+  readonly requestLog?: boolean | undefined
 }
 
 /** The built-in demo seed. */
@@ -102,7 +104,7 @@ export const layer = (options: Options, onStart: (started: Started) => Effect.Ef
       yield* onStart({ url: `http://${options.host}:${options.port}`, organization, token, jwtSecret, issuer, audience })
     }))
 
-    return HttpRouter.serve(routes).pipe(
+    return HttpRouter.serve(routes, { disableLogger: options.requestLog === false }).pipe(
       Layer.provideMerge(seeded),
       Layer.provideMerge(services),
       Layer.provide(NodeHttpServer.layer(createServer, { port: options.port, host: options.host })),

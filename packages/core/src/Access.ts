@@ -19,8 +19,8 @@ export interface AccessContext {
 
 /** Authorization over stored grants. */
 export class Access extends Context.Service<Access, {
-  /** The grants of the scope's organization and the actor with its stored groups. */
-  readonly context: (actor: Roles.Actor, organization: string) => Effect.Effect<AccessContext>
+  /** The grants that bear on `scope` (made there or above) and the actor with its stored groups. */
+  readonly context: (actor: Roles.Actor, scope: Roles.Scope) => Effect.Effect<AccessContext>
   /**
    * Allows `operation` at `scope` or fails: RESOURCE_NOT_FOUND (naming `what`) when
    * the actor has no role there, INSUFFICIENT_PERMISSIONS when its role is too weak.
@@ -40,8 +40,12 @@ export class Access extends Context.Service<Access, {
       const permissions = yield* PermissionRepo
       const organizations = yield* OrganizationRepo
 
-      const context = Effect.fn("Access.context")(function*(actor: Roles.Actor, organization: string) {
-        const [records, groups] = yield* Effect.all([permissions.listGrants(organization), organizations.groupsOf(organization, actor.userId)])
+      // Only the grants at the scope and its ancestors can decide there: the cost does not grow with the organization.
+      const context = Effect.fn("Access.context")(function*(actor: Roles.Actor, scope: Roles.Scope) {
+        const [records, groups] = yield* Effect.all(
+          [permissions.listAtAny(Roles.ancestors(scope)), organizations.groupsOf(scope.organization, actor.userId)],
+          { concurrency: 2 }
+        )
         const grants = records.flatMap((r) => {
           const grant = toGrant(r)
           return grant === undefined ? [] : [grant]
@@ -60,7 +64,7 @@ export class Access extends Context.Service<Access, {
         Effect.gen(function*() {
           // Every scope names its organization; the generic ScopeFor hides that from the checker.
           const target: Roles.Scope = scope
-          const ctx = yield* context(actor, target.organization)
+          const ctx = yield* context(actor, target)
           const decision = Policy.decide(ctx.grants, ctx.actor, operation, scope, options)
           if (decision._tag === "Allowed") return { ...decision, context: ctx }
           // No role at all at the scope: do not reveal that the resource exists.

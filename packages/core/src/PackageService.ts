@@ -87,12 +87,14 @@ export class PackageService extends Context.Service<PackageService, {
 
       // The packages of an environment that the actor has any role on.
       const listPackages = Effect.fn("PackageService.listPackages")(function*(actor: Roles.Actor, env: EnvironmentRef) {
-        const ctx = yield* access.context(actor, env.organization)
-        const visible = (name: string) =>
-          ctx.actor.system === true || Roles.effectiveRole(ctx.grants, ctx.actor, pkgScope({ ...env, package: name })) !== undefined
+        // Package grants sit below the environment: read those of each package when deciding its visibility.
+        const ctx = yield* access.context(actor, envScope(env))
         const all = yield* packages.list(env)
         if (all.length === 0) yield* organizations.getEnvironment(env.organization, env.environment)
-        return all.filter((p) => visible(p.name))
+        if (ctx.actor.system === true || Roles.effectiveRole(ctx.grants, ctx.actor, envScope(env)) !== undefined) return all
+        return yield* Effect.filter(all, (p) =>
+          Effect.map(access.context(actor, pkgScope({ ...env, package: p.name })), (c) =>
+            Roles.effectiveRole(c.grants, c.actor, pkgScope({ ...env, package: p.name })) !== undefined))
       })
 
       // The package's versions as auto-promote sees them.

@@ -52,24 +52,24 @@ export const layerServices: Layer.Layer<Services, never, Ports> = Layer.mergeAll
 ).pipe(Layer.provideMerge(Access.Access.layer))
 
 /**
- * Answers that the HttpApi runtime produces itself in the spec's error shape: an
- * unsupported content type (415 there) and an unknown route are rendered as
- * `{ code, message }` (400 VALIDATION_ERROR and 404 RESOURCE_NOT_FOUND).
+ * Answers that the router or the HttpApi runtime produce themselves, without a
+ * body, are rendered in the spec's `{ code, message }` shape: no such route or
+ * method → 404 RESOURCE_NOT_FOUND; an unsupported content type (415), a body too
+ * large (413) or any other bodiless 4xx → 400 VALIDATION_ERROR.
  */
 export const layerErrorShape = HttpRouter.middleware(
   (effect) =>
     Effect.map(effect, (response) => {
-      // The router's own "no such route": an empty 404.
-      if (response.status === 404 && response.headers["content-type"] === undefined) {
-        return HttpServerResponse.jsonUnsafe({ code: "RESOURCE_NOT_FOUND", message: "No such resource" }, { status: 404 })
+      if (response.status < 400 || response.status >= 500 || response.headers["content-type"] !== undefined) return response
+      if (response.status === 404 || response.status === 405) {
+        return HttpServerResponse.jsonUnsafe({ code: "RESOURCE_NOT_FOUND", message: "No such resource or method" }, { status: 404 })
       }
-      if (response.status === 415) {
-        return HttpServerResponse.jsonUnsafe(
-          { code: "VALIDATION_ERROR", message: "Invalid request: unsupported Content-Type; send application/json (application/gzip to publish a version)" },
-          { status: 400 }
-        )
-      }
-      return response
+      const message = response.status === 415
+        ? "Invalid request: unsupported Content-Type; send application/json (application/gzip to publish a version)"
+        : response.status === 413
+        ? "Invalid request: the body is too large"
+        : "Invalid request"
+      return HttpServerResponse.jsonUnsafe({ code: "VALIDATION_ERROR", message }, { status: 400 })
     }),
   { global: true }
 )

@@ -80,6 +80,12 @@ export const layer = Layer.effect(
         Effect.withSpan("SqlPermissionRepo.listAt")
       )
 
+    const listAtAny = (scopes: ReadonlyArray<Roles.Scope>) =>
+      Effect.orDie(sql<GrantRow>`SELECT * FROM grants WHERE scope_key = ANY(${scopes.map(Roles.key)}::text[]) ORDER BY scope_key, grantee`).pipe(
+        Effect.map((rows) => rows.map(fromRow)),
+        Effect.withSpan("SqlPermissionRepo.listAtAny")
+      )
+
     const upsert = Effect.fn("SqlPermissionRepo.upsert")(function*(record: GrantRecord) {
       // xmax = 0 only for a freshly inserted row: tells a new grant from a replaced one.
       const rows = yield* Effect.orDie(sql<GrantRow>`
@@ -115,6 +121,6 @@ export const layer = Layer.effect(
         WHERE organization = ${scope.organization} AND environment = ${scope.environment} AND package = ${scope.package}
         ORDER BY id`).pipe(Effect.map((rows) => rows.map(requestFromRow)), Effect.withSpan("SqlPermissionRepo.listRequests"))
 
-    return PermissionRepo.PermissionRepo.of({ listGrants, listAt, upsert, remove, insertRequest, listRequests })
+    return PermissionRepo.PermissionRepo.of({ listGrants, listAt, listAtAny, upsert, remove, insertRequest, listRequests })
   })
 )
