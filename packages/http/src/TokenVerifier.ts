@@ -17,7 +17,17 @@ export class TokenVerifier extends Context.Service<TokenVerifier, {
     readonly secret: Redacted.Redacted<string>
     readonly issuer?: string | undefined
     readonly audience?: string | undefined
-  }) => Layer.succeed(TokenVerifier, make(new TextEncoder().encode(Redacted.value(options.secret)), ["HS256"], options))
+  }) =>
+    Layer.effect(
+      TokenVerifier,
+      // The HMAC key is imported once, not at every verification.
+      Effect.map(
+        Effect.promise(() =>
+          crypto.subtle.importKey("raw", new TextEncoder().encode(Redacted.value(options.secret)), { name: "HMAC", hash: "SHA-256" }, false, ["verify"])
+        ),
+        (key) => make(key, ["HS256"], options)
+      )
+    )
 
   /** Asymmetric keys from a JWKS URL (production identity providers). */
   static readonly layerJwks = (options: {
@@ -59,15 +69,17 @@ export const leewaySeconds = 30
 
 const userIdPattern = /^[a-zA-Z0-9_.-]+$/
 
+type VerifyKey = Parameters<typeof jose.jwtVerify>[1]
+
 const make = (
-  key: Uint8Array | jose.JWTVerifyGetKey,
+  key: VerifyKey,
   algorithms: ReadonlyArray<string>,
   options: { readonly issuer?: string | undefined; readonly audience?: string | undefined }
 ): TokenVerifier["Service"] => ({
   verify: (token) =>
     Effect.tryPromise({
       try: () =>
-        jose.jwtVerify(token, key as Uint8Array, {
+        jose.jwtVerify(token, key, {
           algorithms: [...algorithms],
           clockTolerance: leewaySeconds,
           ...(options.issuer === undefined ? {} : { issuer: options.issuer }),
