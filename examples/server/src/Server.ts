@@ -12,7 +12,7 @@ import { createServer } from "node:http"
 import { chmod, mkdir, readFile, writeFile } from "node:fs/promises"
 import { join, resolve } from "node:path"
 import { SecretCipher } from "@modelgate/core"
-import { AdminServer, RateLimiter, TokenVerifier } from "@modelgate/http"
+import { AdminHandlers, AdminServer, RateLimiter, TokenVerifier } from "@modelgate/http"
 import { Pglite, Storage } from "@modelgate/sql"
 import { Testers } from "@modelgate/connections"
 import * as Seed from "./Seed.ts"
@@ -29,6 +29,8 @@ export interface Options {
   /** Requests per minute per caller and route. */
   readonly rateLimit?: number | undefined
   readonly connectTimeoutMillis?: number | undefined
+  /** `<organization>.<adminHost>` names an organization (the spec's base URL); unset: the path decides. */
+  readonly adminHost?: string | undefined
   /** One log line per request (default true). */
   readonly requestLog?: boolean | undefined
 }
@@ -92,7 +94,8 @@ export const layer = (options: Options, onStart: (started: Started) => Effect.Ef
     const health = HttpRouter.add("GET", "/health", HttpServerResponse.jsonUnsafe({ status: "ok" }))
     const routes = Layer.mergeAll(AdminServer.layerRoutes, health).pipe(
       Layer.provide(TokenVerifier.TokenVerifier.layerHs256({ secret: jwtSecret, issuer, audience })),
-      Layer.provide(RateLimiter.RateLimiter.layerMemory({ limit: options.rateLimit ?? 600, windowSeconds: 60 }))
+      Layer.provide(RateLimiter.RateLimiter.layerMemory({ limit: options.rateLimit ?? 600, windowSeconds: 60 })),
+      Layer.provide(Layer.succeed(AdminHandlers.AdminHost, { suffix: options.adminHost }))
     )
 
     const seeded = Layer.effectDiscard(Effect.gen(function*() {

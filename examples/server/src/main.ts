@@ -18,6 +18,7 @@ const options = Effect.gen(function*() {
     secretKeys: Option.map(yield* Config.option(Config.Redacted("MODELGATE_SECRET_KEYS")), Redacted.value).pipe(Option.getOrUndefined),
     rateLimit: yield* Config.Int("MODELGATE_RATE_LIMIT").pipe(Config.withDefault(600)),
     connectTimeoutMillis: yield* Config.Int("MODELGATE_CONNECT_TIMEOUT_MS").pipe(Config.withDefault(10_000)),
+    adminHost: Option.getOrUndefined(yield* Config.option(Config.String("MODELGATE_ADMIN_HOST"))),
     requestLog: yield* Config.Boolean("MODELGATE_REQUEST_LOG").pipe(Config.withDefault(true))
   }
 })

@@ -1,6 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import fc from "fast-check"
+import { request } from "node:http"
 import { resolve } from "node:path"
 import { PackageFiles } from "@modelgate/http"
 import { call, type Running, start } from "./TestServer.ts"
@@ -68,7 +69,35 @@ const fuzz = (token: string, method: string, target: (c: Case) => string, known:
   )
 }
 
+// A request with an explicit Host header (fetch does not let a caller set Host).
+const withHost = (url: string, host: string, token: string) =>
+  new Promise<{ status: number; body: string }>((done, fail) => {
+    const u = new URL(url)
+    const req = request({ host: u.hostname, port: u.port, path: u.pathname, headers: { host, authorization: `Bearer ${token}` } }, (res) => {
+      let body = ""
+      res.on("data", (c: Buffer) => (body += c.toString()))
+      res.on("end", () => done({ status: res.statusCode ?? 0, body }))
+    })
+    req.on("error", fail)
+    req.end()
+  })
+
 describe("admin API end to end: robustness and behaviour", () => {
+  it.live("the organization of the host: <org>.<admin host> serves that organization only; /health and unknown paths", () =>
+    Effect.gen(function*() {
+      const r = yield* start(seed, { backend: "pglite", adminHost: "admin.acme.test" })
+      const token = yield* Effect.promise(() => r.token("root"))
+      assert.strictEqual((yield* Effect.promise(() => withHost(`${base(r)}/connections`, "acme.admin.acme.test", token))).status, 200)
+      const other = yield* Effect.promise(() => withHost(`${base(r)}/connections`, "globex.admin.acme.test", token))
+      assert.strictEqual(other.status, 404)
+      assert.include(other.body, "RESOURCE_NOT_FOUND")
+      assert.strictEqual((yield* Effect.promise(() => withHost(`${base(r)}/connections`, "127.0.0.1", token))).status, 200)
+      assert.strictEqual((yield* Effect.promise(() => call(`${r.url}/health`))).status, 200)
+      const unknown = yield* Effect.promise(() => call(`${r.url}/api/v0/nothing/here`, { token }))
+      assert.deepStrictEqual([unknown.status, (unknown.json as { code?: string }).code], [404, "RESOURCE_NOT_FOUND"])
+      assert.strictEqual((yield* Effect.promise(() => call(`${r.url}/api/v0/openapi.json`))).status, 200)
+    }).pipe(Effect.scoped), 120_000)
+
   it.live("fuzz: 2,000 malformed requests per write endpoint are 4xx with a spec code and change nothing", () =>
     Effect.gen(function*() {
       const r = yield* start(seed, { backend: "pglite" })

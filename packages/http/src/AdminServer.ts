@@ -52,15 +52,29 @@ export const layerServices: Layer.Layer<Services, never, Ports> = Layer.mergeAll
 ).pipe(Layer.provideMerge(Access.Access.layer))
 
 /**
- * Answers that the router or the HttpApi runtime produce themselves, without a
- * body, are rendered in the spec's `{ code, message }` shape: no such route or
+ * Answers that the router or the HttpApi runtime produce themselves, in plain
+ * text or without a body, are rendered in the spec's `{ code, message }` shape: no such route or
  * method → 404 RESOURCE_NOT_FOUND; an unsupported content type (415), a body too
- * large (413) or any other bodiless 4xx → 400 VALIDATION_ERROR.
+ * large (413) or any other such 4xx → 400 VALIDATION_ERROR. An unexpected failure
+ * is 500 INTERNAL_ERROR whose message carries a correlation id, logged with the cause.
  */
 export const layerErrorShape = HttpRouter.middleware(
   (effect) =>
-    Effect.map(effect, (response) => {
-      if (response.status < 400 || response.status >= 500 || response.headers["content-type"] !== undefined) return response
+    effect.pipe(
+      // An unexpected failure: 500 INTERNAL_ERROR with a correlation id; the details go to the log only.
+      Effect.catchDefect((cause) =>
+        Effect.gen(function*() {
+          const id = crypto.randomUUID()
+          yield* Effect.logError("internal error", cause).pipe(Effect.annotateLogs({ correlationId: id }))
+          return HttpServerResponse.jsonUnsafe(
+            { code: "INTERNAL_ERROR", message: `An unexpected error occurred (correlation id ${id})` },
+            { status: 500 }
+          )
+        })
+      ),
+      Effect.map((response) => {
+      const contentType = response.headers["content-type"] ?? ""
+      if (response.status < 400 || response.status >= 500 || contentType.includes("application/json")) return response
       if (response.status === 404 || response.status === 405) {
         return HttpServerResponse.jsonUnsafe({ code: "RESOURCE_NOT_FOUND", message: "No such resource or method" }, { status: 404 })
       }
@@ -70,8 +84,16 @@ export const layerErrorShape = HttpRouter.middleware(
         ? "Invalid request: the body is too large"
         : "Invalid request"
       return HttpServerResponse.jsonUnsafe({ code: "VALIDATION_ERROR", message }, { status: 400 })
-    }),
+    })
+    ),
   { global: true }
+)
+
+/** Any path no route matches answers 404 RESOURCE_NOT_FOUND in the spec's shape. */
+export const layerNotFound = HttpRouter.add(
+  "*",
+  "/*",
+  HttpServerResponse.jsonUnsafe({ code: "RESOURCE_NOT_FOUND", message: "No such resource or method" }, { status: 404 })
 )
 
 /** The admin API routes (API, OpenAPI document, docs page), with the services they call. */
@@ -82,5 +104,6 @@ export const layerRoutes: Layer.Layer<
 > = Layer.mergeAll(
   HttpApiBuilder.layer(AdminApi, { openapiPath: "/api/v0/openapi.json" }).pipe(Layer.provide(AdminHandlers.layer)),
   HttpApiScalar.layer(AdminApi, { path: "/api/v0/docs" }),
-  layerErrorShape
+  layerErrorShape,
+  layerNotFound
 ).pipe(Layer.provide(layerServices))
