@@ -4,7 +4,7 @@
  * default ./.modelgate), MODELGATE_SEED (absent: the built-in demo seed),
  * MODELGATE_SECRET_KEYS. SIGTERM drains and exits 0.
  */
-import { Config, Effect, Layer, Option, Redacted } from "effect"
+import { Cause, Config, Effect, Exit, Layer, Option, Redacted, Runtime } from "effect"
 import { NodeRuntime } from "@effect/platform-node"
 import * as Server from "./Server.ts"
 
@@ -40,4 +40,9 @@ const announce = (started: Server.Started) =>
     )
   })
 
-Layer.launch(Layer.unwrap(Effect.map(options, (o) => Server.layer(o, announce)))).pipe(NodeRuntime.runMain)
+// SIGTERM (and SIGINT) interrupt the server: open requests drain, storage closes, and a clean
+// shutdown exits 0. A failure to start or run exits 1.
+const teardown: Runtime.Teardown = (exit, onExit) =>
+  onExit(Exit.isSuccess(exit) || Cause.hasInterruptsOnly(exit.cause) ? 0 : 1)
+
+Layer.launch(Layer.unwrap(Effect.map(options, (o) => Server.layer(o, announce)))).pipe(NodeRuntime.runMain({ teardown }))
