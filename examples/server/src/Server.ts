@@ -11,9 +11,9 @@ import { NodeHttpServer, NodeServices } from "@effect/platform-node"
 import { createServer } from "node:http"
 import { chmod, mkdir, readFile, writeFile } from "node:fs/promises"
 import { join, resolve } from "node:path"
-import { SecretCipher } from "@modelgate/core"
-import { AdminHandlers, AdminServer, RateLimiter, TokenVerifier } from "@modelgate/http"
-import { Pglite, Storage } from "@modelgate/sql"
+import { RateLimiter, SecretCipher } from "@modelgate/core"
+import { AdminHandlers, AdminServer, TokenVerifier } from "@modelgate/http"
+import { Pglite, SqlRateLimiter, Storage } from "@modelgate/sql"
 import { Testers } from "@modelgate/connections"
 import * as Seed from "./Seed.ts"
 
@@ -94,7 +94,12 @@ export const layer = (options: Options, onStart: (started: Started) => Effect.Ef
     const health = HttpRouter.add("GET", "/health", HttpServerResponse.jsonUnsafe({ status: "ok" }))
     const routes = Layer.mergeAll(AdminServer.layerRoutes, health).pipe(
       Layer.provide(TokenVerifier.TokenVerifier.layerHs256({ secret: jwtSecret, issuer, audience })),
-      Layer.provide(RateLimiter.RateLimiter.layerMemory({ limit: options.rateLimit ?? 600, windowSeconds: 60 })),
+      // One instance counts in memory; instances sharing a PostgreSQL server share their budgets there.
+      Layer.provide(
+        embedded
+          ? RateLimiter.RateLimiter.layerMemory({ limit: options.rateLimit ?? 600, windowSeconds: 60 })
+          : SqlRateLimiter.layer({ limit: options.rateLimit ?? 600, windowSeconds: 60 })
+      ),
       Layer.provide(Layer.succeed(AdminHandlers.AdminHost, { suffix: options.adminHost }))
     )
 

@@ -7,12 +7,11 @@
 import { Config, Context, Effect, Layer, Option, Redacted } from "effect"
 import { HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder, HttpApiMiddleware } from "effect/http-api"
-import { ConnectionService, Errors, PackageService, PermissionService } from "@modelgate/core"
+import { ConnectionService, Errors, PackageService, PermissionService, RateLimiter } from "@modelgate/core"
 import { AdminApi, packageResource, RateLimit, RequestErrors } from "./AdminApi.ts"
 import * as AdminErrors from "./AdminErrors.ts"
 import { Authentication, CurrentActor } from "./Authentication.ts"
 import * as PackageFiles from "./PackageFiles.ts"
-import { RateLimiter } from "./RateLimiter.ts"
 import { TokenVerifier } from "./TokenVerifier.ts"
 
 /**
@@ -145,7 +144,7 @@ export const AuthenticationLive = Layer.effect(
 export const RateLimitLive = Layer.effect(
   RateLimit,
   Effect.gen(function*() {
-    const limiter = yield* RateLimiter
+    const limiter = yield* RateLimiter.RateLimiter
     return RateLimit.of((httpEffect, { endpoint, group }) =>
       Effect.gen(function*() {
         const actor = yield* Effect.serviceOption(CurrentActor)

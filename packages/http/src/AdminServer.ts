@@ -21,10 +21,10 @@ import {
   type PackageStore,
   type PermissionRepo,
   PermissionService,
+  type RateLimiter,
   type UserRepo,
   type VersionRepo
 } from "@modelgate/core"
-import type { RateLimiter } from "./RateLimiter.ts"
 import type { TokenVerifier } from "./TokenVerifier.ts"
 import { AdminApi } from "./AdminApi.ts"
 import * as AdminHandlers from "./AdminHandlers.ts"
@@ -100,7 +100,7 @@ export const layerNotFound = HttpRouter.add(
 export const layerRoutes: Layer.Layer<
   never,
   never,
-  Ports | TokenVerifier | RateLimiter | HttpRouter.HttpRouter | Etag.Generator | FileSystem | HttpPlatform.HttpPlatform | Path
+  Ports | TokenVerifier | RateLimiter.RateLimiter | HttpRouter.HttpRouter | Etag.Generator | FileSystem | HttpPlatform.HttpPlatform | Path
 > = Layer.mergeAll(
   HttpApiBuilder.layer(AdminApi, { openapiPath: "/api/v0/openapi.json" }).pipe(Layer.provide(AdminHandlers.layer)),
   HttpApiScalar.layer(AdminApi, { path: "/api/v0/docs" }),

@@ -178,10 +178,23 @@ const m0002 = Effect.gen(function*() {
     )`
 })
 
+const m0003 = Effect.gen(function*() {
+  const sql = yield* SqlClient
+  // Request counts per key and fixed window, shared by every instance.
+  yield* sql`
+    CREATE TABLE rate_limits (
+      key text NOT NULL,
+      window_start bigint NOT NULL,
+      count integer NOT NULL,
+      PRIMARY KEY (key, window_start)
+    )`
+})
+
 /** Every migration, by `<id>_<name>`. Add new ones at the end; never edit an applied one. */
 export const migrations = {
   "0001_initial": m0001,
-  "0002_package_files_and_outbox": m0002
+  "0002_package_files_and_outbox": m0002,
+  "0003_rate_limits": m0003
 } as const
 
 /** Applies pending migrations; safe to run from several instances at once. */

@@ -1,7 +1,7 @@
 /**
- * Rate limiting of the admin API: a fixed window of requests per caller and
- * route. The in-process layer suits one instance; several instances share the
- * PostgreSQL layer (`@modelgate/sql`), so a caller's budget is global.
+ * The rate-limiting port: a fixed window of requests per key (the admin API uses
+ * caller and route). The in-process layer suits one instance; several instances
+ * share the PostgreSQL layer of `@modelgate/sql`, so a caller's budget is global.
  */
 import { Clock, Config, Context, Effect, Layer, Ref } from "effect"
 
@@ -15,7 +15,7 @@ export interface Decision {
 /** Counts requests per key and window. */
 export class RateLimiter extends Context.Service<RateLimiter, {
   readonly consume: (key: string) => Effect.Effect<Decision>
-}>()("@modelgate/http/RateLimiter") {
+}>()("@modelgate/core/RateLimiter") {
   /** An in-process limiter: `limit` requests per `windowSeconds` per key. */
   static readonly layerMemory = (options: { readonly limit: number; readonly windowSeconds: number }) =>
     Layer.effect(
