@@ -13,7 +13,7 @@ import { chmod, mkdir, readFile, writeFile } from "node:fs/promises"
 import { join, resolve } from "node:path"
 import { RateLimiter, SecretCipher } from "@modelgate/core"
 import { AdminHandlers, AdminServer, TokenVerifier } from "@modelgate/http"
-import { Pglite, SqlRateLimiter, Storage } from "@modelgate/sql"
+import { OutboxMailer, Pglite, SqlRateLimiter, Storage } from "@modelgate/sql"
 import { Testers } from "@modelgate/connections"
 import * as Seed from "./Seed.ts"
 
@@ -31,6 +31,9 @@ export interface Options {
   readonly connectTimeoutMillis?: number | undefined
   /** `<organization>.<adminHost>` names an organization (the spec's base URL); unset: the path decides. */
   readonly adminHost?: string | undefined
+  /** E-mail delivery of notifications (`smtp://…`); without it they stay in the outbox table and the log. */
+  readonly smtpUrl?: string | undefined
+  readonly smtpFrom?: string | undefined
   /** One log line per request (default true). */
   readonly requestLog?: boolean | undefined
 }
@@ -112,7 +115,11 @@ export const layer = (options: Options, onStart: (started: Started) => Effect.Ef
       yield* onStart({ url: `http://${options.host}:${options.port}`, organization, token, jwtSecret, issuer, audience })
     }))
 
-    return HttpRouter.serve(routes, { disableLogger: options.requestLog === false }).pipe(
+    const mailer = options.smtpUrl === undefined
+      ? Layer.empty
+      : OutboxMailer.layer({ url: Redacted.make(options.smtpUrl), from: options.smtpFrom ?? "modelgate@localhost" })
+
+    return Layer.merge(HttpRouter.serve(routes, { disableLogger: options.requestLog === false }), mailer).pipe(
       Layer.provideMerge(seeded),
       Layer.provideMerge(services),
       Layer.provide(NodeHttpServer.layer(createServer, { port: options.port, host: options.host })),

@@ -2,7 +2,8 @@
  * `npm start`: the example server from environment variables. PORT (4000), HOST
  * (127.0.0.1), DATABASE_URL (absent: embedded PGlite in MODELGATE_DATA_DIR,
  * default ./.modelgate), MODELGATE_SEED (absent: the built-in demo seed),
- * MODELGATE_SECRET_KEYS. SIGTERM drains and exits 0.
+ * MODELGATE_SECRET_KEYS, MODELGATE_SMTP_URL / MODELGATE_SMTP_FROM (e-mail delivery of
+ * notifications). SIGTERM drains and exits 0.
  */
 import { Cause, Config, Effect, Exit, Layer, Option, Redacted, Runtime } from "effect"
 import { NodeRuntime } from "@effect/platform-node"
@@ -19,6 +20,8 @@ const options = Effect.gen(function*() {
     rateLimit: yield* Config.Int("MODELGATE_RATE_LIMIT").pipe(Config.withDefault(600)),
     connectTimeoutMillis: yield* Config.Int("MODELGATE_CONNECT_TIMEOUT_MS").pipe(Config.withDefault(10_000)),
     adminHost: Option.getOrUndefined(yield* Config.option(Config.String("MODELGATE_ADMIN_HOST"))),
+    smtpUrl: Option.map(yield* Config.option(Config.Redacted("MODELGATE_SMTP_URL")), Redacted.value).pipe(Option.getOrUndefined),
+    smtpFrom: Option.getOrUndefined(yield* Config.option(Config.String("MODELGATE_SMTP_FROM"))),
     requestLog: yield* Config.Boolean("MODELGATE_REQUEST_LOG").pipe(Config.withDefault(true))
   }
 })

@@ -3,6 +3,7 @@
  * @effect/sql-pg or embedded with PGlite, with secrets sealed at rest.
  */
 export * as Migrations from "./Migrations.ts"
+export * as OutboxMailer from "./OutboxMailer.ts"
 export * as Pglite from "./Pglite.ts"
 export * as Reencrypt from "./Reencrypt.ts"
 export * as SqlConnectionRepo from "./SqlConnectionRepo.ts"
