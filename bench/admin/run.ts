@@ -1,27 +1,26 @@
 /**
  * Admin API benchmark: requests per second and p99 latency of PATCH version and
- * POST permission at concurrency 16 and 64, on the example server (PostgreSQL when
- * DATABASE_URL is set, else embedded PGlite), beside a bare node:http server that
- * runs the same SQL statements through the same driver, and the ratio.
+ * POST permission at concurrency 16 and 64, on the example server with
+ * PostgreSQL, beside a bare node:http server running the same SQL statements
+ * through the same driver (`bare.ts`), and the ratio. Both servers run in their
+ * own processes; this process only generates load.
  *
  *   DATABASE_URL=postgres://... npm run bench:admin [-- --seconds 5]
  */
-import { DateTime, Effect, Layer, ManagedRuntime, Redacted } from "effect"
+import { Effect, Redacted } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { PgClient } from "@effect/sql-pg"
-import { createServer } from "node:http"
-import { createServer as netServer } from "node:net"
+import { type ChildProcess, spawn } from "node:child_process"
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs"
+import { createServer as netServer } from "node:net"
 import { tmpdir } from "node:os"
-import { join } from "node:path"
-import { SecretCipher } from "@modelgate/core"
-import { Pglite, Storage } from "@modelgate/sql"
-import { TokenVerifier } from "@modelgate/http"
-import * as Server from "@modelgate/example-server/Server"
+import { join, resolve } from "node:path"
+import { createInterface } from "node:readline"
 
 const secondsArg = process.argv.indexOf("--seconds")
 const seconds = secondsArg > 0 ? Number(process.argv[secondsArg + 1]) : 5
 const databaseUrl = process.env["DATABASE_URL"]
+const root = resolve(import.meta.dirname, "../..")
 
 const freePort = () =>
   new Promise<number>((done) => {
@@ -33,7 +32,7 @@ const freePort = () =>
     })
   })
 
-/** Runs `concurrency` request loops (loop number `w`) for the duration; returns req/s and p99 (ms). */
+/** Runs `concurrency` request loops (loop number `w`) for the duration; returns req/s, p99 (ms) and non-2xx count. */
 const load = async (concurrency: number, request: (i: number, w: number) => Promise<Response>) => {
   const latencies: Array<number> = []
   let errors = 0
@@ -53,23 +52,32 @@ const load = async (concurrency: number, request: (i: number, w: number) => Prom
   return { rps: latencies.length / seconds, p99: latencies[Math.floor(latencies.length * 0.99)] ?? 0, errors }
 }
 
+/** Starts a child node process and resolves once a stdout line matches. */
+const child = (args: ReadonlyArray<string>, env: Record<string, string>, ready: RegExp) =>
+  new Promise<{ process: ChildProcess; line: string }>((done, fail) => {
+    const p = spawn(process.execPath, ["--conditions=@modelgate/source", ...args], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "inherit"] })
+    if (p.stdout === null) return fail(new Error("no stdout"))
+    createInterface({ input: p.stdout }).on("line", (line) => {
+      if (ready.test(line)) done({ process: p, line })
+    })
+    p.on("exit", (code) => fail(new Error(`${args[0]} exited with ${code}`)))
+  })
+
+const admin = (url: string, statement: string) =>
+  Effect.runPromise(Effect.flatMap(SqlClient, (sql) => sql.unsafe(statement)).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(url), maxConnections: 1 }))))
 
 const main = async () => {
-  // A fresh database for the run.
-  let url = databaseUrl
-  let dropDb: (() => Promise<void>) | undefined
-  if (databaseUrl !== undefined) {
-    const name = `modelgate_bench_${Date.now().toString(36)}`
-    const admin = (statement: string) =>
-      Effect.runPromise(Effect.flatMap(SqlClient, (sql) => sql.unsafe(statement)).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(databaseUrl), maxConnections: 1 }))))
-    await admin(`CREATE DATABASE ${name}`)
-    const u = new URL(databaseUrl)
-    u.pathname = `/${name}`
-    url = u.toString()
-    dropDb = () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).then(() => undefined)
+  if (databaseUrl === undefined) {
+    console.log("bench:admin needs DATABASE_URL (a PostgreSQL server); skipped")
+    return
   }
+  const name = `modelgate_bench_${Date.now().toString(36)}`
+  await admin(databaseUrl, `CREATE DATABASE ${name}`)
+  const u = new URL(databaseUrl)
+  u.pathname = `/${name}`
+  const url = u.toString()
   const dir = mkdtempSync(join(tmpdir(), "modelgate-bench-"))
-  // One small package, published as 64 versions: each load loop patches its own version, so the
+  // One small package published as 64 versions: each load loop patches its own version, so the
   // figures measure throughput, not 64 writers fighting over one row.
   const tiny = join(dir, "tiny")
   mkdirSync(tiny)
@@ -81,89 +89,40 @@ const main = async () => {
     users: [{ id: "root", email: "root@bench.test" }],
     organizations: [{ name: "bench", grants: [{ userGroupId: "user:root", permission: "admin" }], environments: [{ name: "prod", packages: [{ name: "shop", versions: Array.from({ length: 64 }, (_, i) => ({ id: `1.0.${i}`, path: tiny })) }] }] }]
   }))
-  const port = await freePort()
-  const server = ManagedRuntime.make(Server.layer({
-    port, host: "127.0.0.1", databaseUrl: url, dataDir: url === undefined ? join(dir, "data") : undefined, seedPath,
-    secretKeys: `*bench=${btoa(String.fromCharCode(...new Uint8Array(32).fill(3)))}`, rateLimit: 100_000_000, requestLog: false
-  }))
-  await server.runPromise(Effect.void)
-  const token = await TokenVerifier.signHs256(Redacted.make("bench-secret-bench-secret-bench-secret"), { sub: "root" }, { issuer: "bench", audience: "bench" })
-  const base = `http://127.0.0.1:${port}/api/v0/organizations/bench/environments/prod/packages/shop`
-  const headers = { authorization: `Bearer ${token}`, "content-type": "application/json" }
-
-  // The bare server: the same statements through the same driver, no framework, no auth, no rules.
-  const client = url === undefined ? Pglite.layer({ dataDir: join(dir, "bare") }) : Storage.layerPostgres({ url: Redacted.make(url), maxConnections: 10 })
-  const bare = ManagedRuntime.make(client)
+  const apiPort = await freePort()
+  const api = await child([join(root, "examples/server/src/main.ts")], {
+    PORT: String(apiPort), DATABASE_URL: url, MODELGATE_SEED: seedPath, MODELGATE_REQUEST_LOG: "false", MODELGATE_RATE_LIMIT: "100000000",
+    MODELGATE_SECRET_KEYS: `*bench=${btoa(String.fromCharCode(...new Uint8Array(32).fill(3)))}`
+  }, /^\s+token:/)
+  const token = api.line.trim().split(/\s+/)[1] ?? ""
   const barePort = await freePort()
-  const sqlStatements = {
-    patchVersion: (id: string) => Effect.gen(function*() {
-      const sql = yield* SqlClient
-      const rows = yield* sql<{ record: unknown; revision: number }>`
-        SELECT record, revision FROM package_versions WHERE organization = 'bench' AND environment = 'prod' AND package = 'shop' AND id = ${id}`
-      const row = rows[0]
-      if (row === undefined) return 404
-      yield* sql`
-        UPDATE package_versions SET record = ${JSON.stringify(row.record)}::jsonb, promote_when_ready = false, revision = revision + 1
-        WHERE organization = 'bench' AND environment = 'prod' AND package = 'shop' AND id = ${id} AND revision = ${row.revision}
-        RETURNING record, revision`
-      return 200
-    }),
-    postPermission: (i: number) => Effect.gen(function*() {
-      const sql = yield* SqlClient
-      const now = DateTime.formatIso(yield* DateTime.now)
-      yield* sql`SELECT * FROM grants WHERE organization = 'bench' ORDER BY scope_key, grantee`
-      yield* sql`
-        INSERT INTO grants (organization, scope_key, scope, grantee, principal, workspace, role, message, created_at, updated_at)
-        VALUES ('bench', 'bench/prod/shop', '{"_tag":"Package","organization":"bench","environment":"prod","package":"shop"}'::jsonb,
-          ${`user:b${i}@bench.test`}, ${`user:b${i}@bench.test`}, ${null}, 'viewer', ${null}, ${now}::timestamptz, ${now}::timestamptz)
-        ON CONFLICT (scope_key, grantee) DO UPDATE SET role = EXCLUDED.role, updated_at = EXCLUDED.updated_at
-        RETURNING *, (xmax = 0) AS inserted`
-      return 201
-    })
-  }
-  if (url === undefined) {
-    // The bare PGlite store needs the schema too.
-    await Effect.runPromise(Effect.scoped(Layer.build(Storage.layer.pipe(Layer.provide(SecretCipher.SecretCipher.layerMemory), Layer.provide(client)))))
-  }
-  let bareCounter = 0
-  const bareServer = createServer((req, res) => {
-    req.resume()
-    req.on("end", () => {
-      const effect = req.method === "PATCH" ? sqlStatements.patchVersion(decodeURIComponent((req.url ?? "/").slice(1))) : sqlStatements.postPermission(bareCounter++)
-      bare.runPromise(effect).then((status) => {
-        res.writeHead(status, { "content-type": "application/json" })
-        res.end("{}")
-      }, () => {
-        res.writeHead(500)
-        res.end()
-      })
-    })
-  })
-  await new Promise<void>((done) => bareServer.listen(barePort, "127.0.0.1", () => done()))
+  const bare = await child([join(root, "bench/admin/bare.ts"), String(barePort), url], {}, /^ready$/)
+  const base = `http://127.0.0.1:${apiPort}/api/v0/organizations/bench/environments/prod/packages/shop`
   const bareBase = `http://127.0.0.1:${barePort}`
+  const headers = { authorization: `Bearer ${token}`, "content-type": "application/json" }
 
   const rows: Array<string> = []
   for (const concurrency of [16, 64]) {
-    const api = await load(concurrency, (i, w) =>
+    const patchApi = await load(concurrency, (i, w) =>
       fetch(`${base}/versions/1.0.${w}`, { method: "PATCH", headers, body: JSON.stringify({ archiveStatus: i % 2 === 0 ? "archive" : "unarchive" }) }))
-    const raw = await load(concurrency, (_, w) => fetch(`${bareBase}/1.0.${w}`, { method: "PATCH", body: "{}" }))
-    rows.push(row("PATCH version", concurrency, api, raw))
-    const apiP = await load(concurrency, (i) =>
+    const patchBare = await load(concurrency, (_, w) => fetch(`${bareBase}/1.0.${w}`, { method: "PATCH", body: "{}" }))
+    rows.push(row("PATCH version", concurrency, patchApi, patchBare))
+    const postApi = await load(concurrency, (i) =>
       fetch(`${base}/permissions`, { method: "POST", headers, body: JSON.stringify({ userGroupId: `user:p${concurrency}_${i}@bench.test`, permission: "viewer" }) }))
-    const rawP = await load(concurrency, () => fetch(`${bareBase}/permission`, { method: "POST", body: "{}" }))
-    rows.push(row("POST permission", concurrency, apiP, rawP))
+    const postBare = await load(concurrency, () => fetch(`${bareBase}/permission`, { method: "POST", body: "{}" }))
+    rows.push(row("POST permission", concurrency, postApi, postBare))
   }
-  console.log(`\nAdmin API on ${url === undefined ? "embedded PGlite" : "PostgreSQL"} (${seconds} s per cell, load generated in the same process)`)
-  console.log("operation          conc   API req/s   API p99 ms   bare req/s   bare p99 ms   ratio   API errors")
+  console.log(`\nAdmin API on PostgreSQL (${seconds} s per cell; servers in their own processes)`)
+  console.log("operation          conc   API req/s   API p99 ms   bare req/s   bare p99 ms   ratio   API non-2xx")
   for (const r of rows) console.log(r)
-  bareServer.close()
-  await bare.dispose()
-  await server.dispose()
-  await dropDb?.()
+  api.process.kill("SIGTERM")
+  bare.process.kill("SIGTERM")
+  await new Promise((done) => setTimeout(done, 1000))
+  await admin(databaseUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
 }
 
 const row = (name: string, concurrency: number, api: { rps: number; p99: number; errors: number }, raw: { rps: number; p99: number }) =>
-  `${name.padEnd(18)} ${String(concurrency).padStart(4)} ${api.rps.toFixed(0).padStart(11)} ${api.p99.toFixed(1).padStart(12)} ${raw.rps.toFixed(0).padStart(12)} ${raw.p99.toFixed(1).padStart(13)} ${(api.rps / raw.rps).toFixed(2).padStart(7)} ${String(api.errors).padStart(12)}`
+  `${name.padEnd(18)} ${String(concurrency).padStart(4)} ${api.rps.toFixed(0).padStart(11)} ${api.p99.toFixed(1).padStart(12)} ${raw.rps.toFixed(0).padStart(12)} ${raw.p99.toFixed(1).padStart(13)} ${(api.rps / raw.rps).toFixed(2).padStart(7)} ${String(api.errors).padStart(13)}`
 
 main().catch((error: unknown) => {
   console.error(error)

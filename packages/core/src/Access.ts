@@ -19,7 +19,7 @@ export interface AccessContext {
 
 /** Authorization over stored grants. */
 export class Access extends Context.Service<Access, {
-  /** The grants that bear on `scope` (made there or above) and the actor with its stored groups. */
+  /** The actor's grants that bear on `scope` (made there or above, to it or its groups) and the actor with its stored groups. */
   readonly context: (actor: Roles.Actor, scope: Roles.Scope) => Effect.Effect<AccessContext>
   /**
    * Allows `operation` at `scope` or fails: RESOURCE_NOT_FOUND (naming `what`) when
@@ -40,17 +40,21 @@ export class Access extends Context.Service<Access, {
       const permissions = yield* PermissionRepo
       const organizations = yield* OrganizationRepo
 
-      // Only the grants at the scope and its ancestors can decide there: the cost does not grow with the organization.
+      // Only the actor's own grants (as itself or a group) at the scope and its ancestors can
+      // decide there: the cost grows with neither the organization nor the package's audience.
       const context = Effect.fn("Access.context")(function*(actor: Roles.Actor, scope: Roles.Scope) {
-        const [records, groups] = yield* Effect.all(
-          [permissions.listAtAny(Roles.ancestors(scope)), organizations.groupsOf(scope.organization, actor.userId)],
-          { concurrency: 2 }
-        )
+        const groups = yield* organizations.groupsOf(scope.organization, actor.userId)
+        const allGroups = [...new Set([...actor.groups, ...groups.map((g) => g.name)])]
+        const principals = [
+          `user:${actor.userId}`,
+          ...(actor.email === undefined ? [] : [`user:${actor.email.toLowerCase()}`]),
+          ...allGroups.map((g) => `group:${g}`)
+        ]
+        const records = yield* permissions.listAtAny(Roles.ancestors(scope), principals)
         const grants = records.flatMap((r) => {
           const grant = toGrant(r)
           return grant === undefined ? [] : [grant]
         })
-        const allGroups = [...new Set([...actor.groups, ...groups.map((g) => g.name)])]
         return { grants, actor: { ...actor, groups: allGroups } }
       })
 

@@ -45,8 +45,11 @@ export const granteeOf = (record: GrantRecord): string => record.principal ?? `w
 export class PermissionRepo extends Context.Service<PermissionRepo, {
   /** Every grant in an organization (all levels). */
   readonly listGrants: (organization: string) => Effect.Effect<ReadonlyArray<GrantRecord>>
-  /** The grants made at any of `scopes` (a scope and its ancestors: what a decision there needs). */
-  readonly listAtAny: (scopes: ReadonlyArray<Roles.Scope>) => Effect.Effect<ReadonlyArray<GrantRecord>>
+  /**
+   * The grants made at any of `scopes` (a scope and its ancestors: what a decision there
+   * needs), to any of `principals` when given (the caller and its groups).
+   */
+  readonly listAtAny: (scopes: ReadonlyArray<Roles.Scope>, principals?: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<GrantRecord>>
   /** The grants made exactly at `scope`. */
   readonly listAt: (scope: Roles.Scope) => Effect.Effect<ReadonlyArray<GrantRecord>>
   /** Creates or replaces the grant of one grantee at one scope; tells whether it was new. */
@@ -65,9 +68,10 @@ export class PermissionRepo extends Context.Service<PermissionRepo, {
       return PermissionRepo.of({
         listGrants: (organization) => grants.list((r) => r.scope.organization === organization),
         listAt: (scope) => grants.list((r) => Roles.equals(r.scope, scope)),
-        listAtAny: (scopes) => {
+        listAtAny: (scopes, principals) => {
           const keys = new Set(scopes.map(Roles.key))
-          return grants.list((r) => keys.has(Roles.key(r.scope)))
+          const named = principals === undefined ? undefined : new Set(principals)
+          return grants.list((r) => keys.has(Roles.key(r.scope)) && (named === undefined || (r.principal !== undefined && named.has(r.principal))))
         },
         upsert: (record) =>
           grants.modify((rows) => {

@@ -12,7 +12,7 @@ import { Notifier } from "./Notifier.ts"
 import { OrganizationRepo } from "./OrganizationRepo.ts"
 import * as PackagePermission from "./PackagePermission.ts"
 import { PackageRepo } from "./PackageRepo.ts"
-import { type GrantRecord, PermissionRepo } from "./PermissionRepo.ts"
+import { type GrantRecord, PermissionRepo, toGrant } from "./PermissionRepo.ts"
 import * as Roles from "./Roles.ts"
 import { UserRepo } from "./UserRepo.ts"
 import type { PackageRef } from "./VersionRepo.ts"
@@ -58,12 +58,23 @@ export class PermissionService extends Context.Service<PermissionService, {
         return userId === undefined ? [] : (yield* organizations.groupsOf(organization, userId)).map((g) => g.name)
       })
 
-      const toResource = Effect.fnUntraced(function*(record: GrantRecord, grants: ReadonlyArray<Roles.Grant>, ref: PackageRef) {
-        const inherited = record.principal === undefined
-          ? undefined
-          : Roles.inheritedPermission(grants, record.principal, scopeOf(ref), {
-            groups: yield* groupsOfPrincipal(ref.organization, record.principal)
-          })
+      // The grants at the package and above, as role grants.
+      const grantsAbove = (ref: PackageRef, principals?: ReadonlyArray<string>) =>
+        Effect.map(permissions.listAtAny(Roles.ancestors(scopeOf(ref)), principals), (records) =>
+          records.flatMap((r) => {
+            const grant = toGrant(r)
+            return grant === undefined ? [] : [grant]
+          }))
+
+      // The level a principal inherits from the environment and organization (directly or through its groups).
+      const inheritedOf = Effect.fnUntraced(function*(principal: string, ref: PackageRef) {
+        const groups = yield* groupsOfPrincipal(ref.organization, principal)
+        const grants = yield* grantsAbove(ref, [principal, ...groups.map((g) => `group:${g}`)])
+        return Roles.inheritedPermission(grants, principal, scopeOf(ref), { groups })
+      })
+
+      const toResource = Effect.fnUntraced(function*(record: GrantRecord, ref: PackageRef) {
+        const inherited = record.principal === undefined ? undefined : yield* inheritedOf(record.principal, ref)
         return {
           ...(record.principal === undefined ? {} : { userGroupId: record.principal }),
           ...(record.workspace === undefined ? {} : { workspace: record.workspace }),
@@ -103,8 +114,6 @@ export class PermissionService extends Context.Service<PermissionService, {
         yield* packages.get(ref)
         const request = yield* PackagePermission.prepare(input, actor, { requestPermission: options.requestPermission })
         const now = yield* DateTime.now
-        const grants = allowed.context.grants
-
         if (allowed.as === "request") {
           const userGroupId = request.grantee._tag === "Principal" ? request.grantee.userGroupId : `user:${actor.userId}`
           yield* permissions.insertRequest({
@@ -115,7 +124,7 @@ export class PermissionService extends Context.Service<PermissionService, {
             status: "pending", createdAt: now, updatedAt: now
           })
           if (options.notifyPeople) {
-            const recipients = yield* Effect.forEach(adminsOf(grants, ref), (p) => addressesOf(ref.organization, p))
+            const recipients = yield* Effect.forEach(adminsOf(yield* grantsAbove(ref), ref), (p) => addressesOf(ref.organization, p))
             yield* notifier.notify({
               kind: "permission.requested",
               recipients: [...new Set(recipients.flat())],
@@ -123,7 +132,7 @@ export class PermissionService extends Context.Service<PermissionService, {
               body: `${actor.email ?? actor.userId} asks for ${request.permission} on package ${ref.package}.${request.message === undefined ? "" : ` Note: ${request.message}`}`
             })
           }
-          const inherited = Roles.inheritedPermission(grants, userGroupId, scopeOf(ref), { groups: actor.groups })
+          const inherited = yield* inheritedOf(userGroupId, ref)
           return {
             kind: "requested" as const,
             permission: {
@@ -154,14 +163,14 @@ export class PermissionService extends Context.Service<PermissionService, {
             body: `${actor.email ?? actor.userId} granted ${request.permission} on package ${ref.package}.${request.message === undefined ? "" : ` Note: ${request.message}`}`
           })
         }
-        return { kind: created ? "granted" as const : "replaced" as const, permission: yield* toResource(record, grants, ref) }
+        return { kind: created ? "granted" as const : "replaced" as const, permission: yield* toResource(record, ref) }
       })
 
       const list = Effect.fn("PermissionService.list")(function*(actor: Roles.Actor, ref: PackageRef) {
-        const allowed = yield* access.authorize(actor, "permission.list", scopeOf(ref), what(ref))
+        yield* access.authorize(actor, "permission.list", scopeOf(ref), what(ref))
         yield* packages.get(ref)
         const records = yield* permissions.listAt(scopeOf(ref))
-        return yield* Effect.forEach(records, (r) => toResource(r, allowed.context.grants, ref))
+        return yield* Effect.forEach(records, (r) => toResource(r, ref))
       })
 
       return PermissionService.of({ create, list })

@@ -80,8 +80,14 @@ export const layer = Layer.effect(
         Effect.withSpan("SqlPermissionRepo.listAt")
       )
 
-    const listAtAny = (scopes: ReadonlyArray<Roles.Scope>) =>
-      Effect.orDie(sql<GrantRow>`SELECT * FROM grants WHERE scope_key = ANY(${scopes.map(Roles.key)}::text[]) ORDER BY scope_key, grantee`).pipe(
+    const listAtAny = (scopes: ReadonlyArray<Roles.Scope>, principals?: ReadonlyArray<string>) =>
+      Effect.orDie(
+        principals === undefined
+          ? sql<GrantRow>`SELECT * FROM grants WHERE scope_key = ANY(${scopes.map(Roles.key)}::text[]) ORDER BY scope_key, grantee`
+          : sql<GrantRow>`
+              SELECT * FROM grants WHERE scope_key = ANY(${scopes.map(Roles.key)}::text[]) AND grantee = ANY(${principals}::text[])
+              ORDER BY scope_key, grantee`
+      ).pipe(
         Effect.map((rows) => rows.map(fromRow)),
         Effect.withSpan("SqlPermissionRepo.listAtAny")
       )

@@ -226,6 +226,10 @@ export const conformance = <E>(label: string, storage: Layer.Layer<Repositories,
         assert.strictEqual((yield* repo.listAtAny([scope, Roles.environmentScope(organization, "prod")])).length, 3)
         assert.strictEqual((yield* repo.listAtAny([Roles.environmentScope(organization, "prod")])).length, 1)
         assert.strictEqual((yield* repo.listAtAny([Roles.packageScope(organization, "prod", "other")])).length, 0)
+        assert.deepStrictEqual(
+          (yield* repo.listAtAny([scope, Roles.environmentScope(organization, "prod")], ["group:eng", "user:nobody"])).map((g) => g.principal),
+          ["group:eng"]
+        )
         assert.deepStrictEqual(all.map(PermissionRepo.toGrant).filter((g) => g !== undefined).map((g) => g.role).sort(), ["admin", "modeler"])
         yield* repo.remove(scope, "workspace:analytics")
         assert.strictEqual((yield* repo.listAt(scope)).length, 1)
