@@ -11,7 +11,7 @@ import { NodeHttpServer, NodeServices } from "@effect/platform-node"
 import { createServer } from "node:http"
 import { chmod, mkdir, readFile, writeFile } from "node:fs/promises"
 import { join, resolve } from "node:path"
-import { RateLimiter, SecretCipher } from "@modelgate/core"
+import { ConnectionService, type ConnectionUpdate, RateLimiter, SecretCipher } from "@modelgate/core"
 import { AdminHandlers, AdminServer, TokenVerifier } from "@modelgate/http"
 import { OutboxMailer, Pglite, SqlRateLimiter, Storage } from "@modelgate/sql"
 import { Testers } from "@modelgate/connections"
@@ -34,6 +34,8 @@ export interface Options {
   /** E-mail delivery of notifications (`smtp://…`); without it they stay in the outbox table and the log. */
   readonly smtpUrl?: string | undefined
   readonly smtpFrom?: string | undefined
+  /** Connection templates offered on create (`template: "bq_demo"`): settings by template name. */
+  readonly templates?: ConnectionUpdate.Templates | undefined
   /** One log line per request (default true). */
   readonly requestLog?: boolean | undefined
 }
@@ -92,7 +94,10 @@ export const layer = (options: Options, onStart: (started: Started) => Effect.Ef
       Layer.provideMerge(client)
     )
     const ports = Layer.mergeAll(storage, Testers.layer({ connectTimeoutMillis: options.connectTimeoutMillis ?? 10_000 }))
-    const services = AdminServer.layerServices.pipe(Layer.provideMerge(ports))
+    const services = AdminServer.layerServices.pipe(
+      Layer.provideMerge(ports),
+      Layer.provide(Layer.succeed(ConnectionService.ConnectionTemplates, options.templates ?? {}))
+    )
 
     const health = HttpRouter.add("GET", "/health", HttpServerResponse.jsonUnsafe({ status: "ok" }))
     const routes = Layer.mergeAll(AdminServer.layerRoutes, health).pipe(

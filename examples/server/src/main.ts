@@ -5,12 +5,24 @@
  * MODELGATE_SECRET_KEYS, MODELGATE_SMTP_URL / MODELGATE_SMTP_FROM (e-mail delivery of
  * notifications). SIGTERM drains and exits 0.
  */
-import { Cause, Config, Effect, Exit, Layer, Option, Redacted, Runtime } from "effect"
+import { Cause, Config, Effect, Exit, Layer, Option, Redacted, Runtime, Schema } from "effect"
+import { Connection } from "@modelgate/core"
 import { NodeRuntime } from "@effect/platform-node"
 import * as Server from "./Server.ts"
 
+// MODELGATE_CONNECTION_TEMPLATES: a JSON object of template name → connection settings (type,
+// settings object, credentials), e.g. {"bq_demo": {"type": "bigquery", "bigqueryConnection": {...}}}.
+const templates = Effect.gen(function*() {
+  const text = yield* Config.option(Config.Redacted("MODELGATE_CONNECTION_TEMPLATES"))
+  if (Option.isNone(text)) return undefined
+  const decoded = Schema.decodeUnknownExit(Schema.fromJsonString(Schema.Record(Connection.ConnectionTemplate, Connection.ConnectionSettings.mapFields(({ name: _name, ...rest }) => rest))))(Redacted.value(text.value))
+  if (Exit.isFailure(decoded)) return yield* Effect.die(new Error(`MODELGATE_CONNECTION_TEMPLATES: ${Cause.pretty(decoded.cause)}`))
+  return decoded.value
+})
+
 const options = Effect.gen(function*() {
   return {
+    templates: yield* templates,
     port: yield* Config.Port("PORT").pipe(Config.withDefault(4000)),
     host: yield* Config.String("HOST").pipe(Config.withDefault("127.0.0.1")),
     databaseUrl: Option.getOrUndefined(yield* Config.option(Config.String("DATABASE_URL"))),

@@ -4,7 +4,7 @@ import fc from "fast-check"
 import { request } from "node:http"
 import { resolve } from "node:path"
 import { PackageFiles } from "@modelgate/http"
-import { call, type Running, start } from "./TestServer.ts"
+import { call, type Running, serverUrl, start } from "./TestServer.ts"
 
 const demoPackages = resolve(import.meta.dirname, "../demo/packages")
 
@@ -82,10 +82,10 @@ const withHost = (url: string, host: string, token: string) =>
     req.end()
   })
 
-describe("admin API end to end: robustness and behaviour", () => {
+const suite = (backend: "pglite" | "postgres") => describe(`admin API end to end: robustness and behaviour (${backend})`, () => {
   it.live("the organization of the host: <org>.<admin host> serves that organization only; /health and unknown paths", () =>
     Effect.gen(function*() {
-      const r = yield* start(seed, { backend: "pglite", adminHost: "admin.acme.test" })
+      const r = yield* start(seed, { backend, adminHost: "admin.acme.test" })
       const token = yield* Effect.promise(() => r.token("root"))
       assert.strictEqual((yield* Effect.promise(() => withHost(`${base(r)}/connections`, "acme.admin.acme.test", token))).status, 200)
       const other = yield* Effect.promise(() => withHost(`${base(r)}/connections`, "globex.admin.acme.test", token))
@@ -100,7 +100,7 @@ describe("admin API end to end: robustness and behaviour", () => {
 
   it.live("fuzz: 2,000 malformed requests per write endpoint are 4xx with a spec code and change nothing", () =>
     Effect.gen(function*() {
-      const r = yield* start(seed, { backend: "pglite" })
+      const r = yield* start(seed, { backend })
       const token = yield* Effect.promise(() => r.token("root"))
       const before = yield* Effect.promise(() => snapshot(r, token))
       const connectionFields = ["name", "type", "proxy", "postgresConnection", "duckdbConnection", "includeTables", "excludeTables", "excludeAllTables", "template", "fingerprint"]
@@ -113,7 +113,7 @@ describe("admin API end to end: robustness and behaviour", () => {
 
   it.live("rate limits: past the limit a caller gets 429 RATE_LIMIT_EXCEEDED with Retry-After; other callers and routes are not affected", () =>
     Effect.gen(function*() {
-      const r = yield* start(seed, { backend: "pglite", rateLimit: 3 })
+      const r = yield* start(seed, { backend, rateLimit: 3 })
       const root = yield* Effect.promise(() => r.token("root"))
       const ada = yield* Effect.promise(() => r.token("ada"))
       const statuses: Array<number> = []
@@ -128,7 +128,7 @@ describe("admin API end to end: robustness and behaviour", () => {
 
   it.live("publish: a .tar.gz upload becomes a version; auto-promote arms it; bad archives are VALIDATION_ERROR; versions are immutable", () =>
     Effect.gen(function*() {
-      const r = yield* start(seed, { backend: "pglite" })
+      const r = yield* start(seed, { backend })
       const token = yield* Effect.promise(() => r.token("root"))
       const files = yield* PackageFiles.fromDirectory(`${demoPackages}/flights`)
       const archive = PackageFiles.toTarGz(files)
@@ -154,7 +154,7 @@ describe("admin API end to end: robustness and behaviour", () => {
 
   it.live("permissions: grants with inheritedPermission, access requests by anyone, notifications when asked", () =>
     Effect.gen(function*() {
-      const r = yield* start(seed, { backend: "pglite" })
+      const r = yield* start(seed, { backend })
       const root = yield* Effect.promise(() => r.token("root"))
       const ada = yield* Effect.promise(() => r.token("ada", { email: "ada@acme.test" }))
       const grant = yield* Effect.promise(() => call(`${base(r)}/packages/shop/permissions?notifyPeople=true`, {
@@ -180,3 +180,6 @@ describe("admin API end to end: robustness and behaviour", () => {
       assert.deepStrictEqual((listed.json as ReadonlyArray<{ userGroupId?: string }>).map((p) => p.userGroupId).sort(), ["group:eng", "user:root"])
     }).pipe(Effect.scoped), 120_000)
 })
+
+suite("pglite")
+if (serverUrl !== undefined) suite("postgres")

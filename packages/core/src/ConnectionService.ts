@@ -80,6 +80,8 @@ export class ConnectionService extends Context.Service<ConnectionService, {
       const repo = yield* ConnectionRepo
       const tester = yield* ConnectionTester
       const organizations = yield* OrganizationRepo
+      // Read once, where the layer is built: the server's configuration, not the request's.
+      const templates = yield* ConnectionTemplates
 
       const envScope = (env: EnvironmentRef) => ({ _tag: "Environment" as const, organization: env.organization, environment: env.environment })
       const what = (ref: ConnectionRef) => `Connection ${ref.name} in ${ref.organization}/${ref.environment}`
@@ -88,7 +90,6 @@ export class ConnectionService extends Context.Service<ConnectionService, {
       const create = Effect.fn("ConnectionService.create")(function*(actor: Roles.Actor, env: EnvironmentRef, input: ConnectionModule.ConnectionInput) {
         yield* access.authorize(actor, "connection.create", envScope(env), `Environment ${env.organization}/${env.environment}`)
         yield* requireEnvironment(env)
-        const templates = yield* ConnectionTemplates
         const settings = yield* ConnectionUpdate.create(input, templates)
         // Tested before anything is saved: a connection that cannot connect is not stored.
         yield* tester.test(settings)
