@@ -9,9 +9,8 @@
  */
 import { DateTime, Effect, Layer, Redacted } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
-import { PgClient } from "@effect/sql-pg"
 import { ConnectionRepo, OrganizationRepo, PermissionRepo, Roles, SecretCipher } from "@modelgate/core"
-import { Pglite, Storage } from "@modelgate/sql"
+import { Pglite, ScratchDatabase, Storage } from "@modelgate/sql"
 
 const argIndex = process.argv.indexOf("--iterations")
 const iterations = argIndex > 0 ? Number(process.argv[argIndex + 1]) : 500
@@ -90,22 +89,7 @@ const storage = <E>(client: Layer.Layer<SqlClient, E>) =>
   Storage.layer.pipe(Layer.provideMerge(SecretCipher.SecretCipher.layerMemory), Layer.provideMerge(client))
 
 const server = (url: string) =>
-  Layer.unwrap(Effect.acquireRelease(
-    Effect.gen(function*() {
-      const name = `modelgate_bench_${Date.now().toString(36)}`
-      yield* admin(url, `CREATE DATABASE ${name}`)
-      const u = new URL(url)
-      u.pathname = `/${name}`
-      return { name, url: u.toString() }
-    }),
-    ({ name }) => Effect.orDie(admin(url, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`))
-  ).pipe(Effect.map((db) => Storage.layerPostgres({ url: Redacted.make(db.url), maxConnections: 4 }))))
-
-const admin = (url: string, statement: string) =>
-  Effect.flatMap(SqlClient, (sql) => sql.unsafe(statement)).pipe(
-    Effect.provide(PgClient.layer({ url: Redacted.make(url), maxConnections: 1 })),
-    Effect.orDie
-  )
+  Layer.unwrap(Effect.map(ScratchDatabase.make(url, "modelgate_bench"), (db) => Storage.layerPostgres({ url: Redacted.make(db.url), maxConnections: 4 })))
 
 const program = Effect.gen(function*() {
   yield* bench("PGlite (in memory)").pipe(Effect.provide(storage(Pglite.layer({}))))

@@ -1,11 +1,3 @@
-import { defineConfig } from "tsup"
+import { config } from "../../tsup.shared.ts"
 
-export default defineConfig({
-  entry: ["src/index.ts"],
-  format: ["esm"],
-  target: "node22",
-  dts: { compilerOptions: { composite: false, emitDeclarationOnly: false, incremental: false } },
-  sourcemap: true,
-  clean: true,
-  treeshake: true
-})
+export default config()

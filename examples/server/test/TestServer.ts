@@ -3,14 +3,13 @@
  * (in memory) or on a fresh database of the PostgreSQL server, with a seed file
  * written for the test; gives its URL and a way to mint tokens.
  */
-import { Effect, Layer, Logger, Random, Redacted } from "effect"
-import { SqlClient } from "effect/sql/SqlClient"
-import { PgClient } from "@effect/sql-pg"
+import { Effect, Layer, Logger, type Redacted } from "effect"
 import { createServer } from "node:net"
 import { mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { TokenVerifier } from "@modelgate/http"
+import { ScratchDatabase } from "@modelgate/sql"
 import * as Server from "../src/Server.ts"
 
 /** A free loopback port. */
@@ -29,24 +28,8 @@ export const freePort = () =>
 /** The PostgreSQL server for server-backed runs. */
 export const serverUrl: string | undefined = process.env["DATABASE_URL"]
 
-const admin = (url: string, statement: string) =>
-  Effect.flatMap(SqlClient, (sql) => sql.unsafe(statement)).pipe(
-    Effect.provide(PgClient.layer({ url: Redacted.make(url), maxConnections: 1 })),
-    Effect.orDie
-  )
-
 /** A fresh database on the server, dropped when the scope closes. */
-export const freshDatabase = (url: string) =>
-  Effect.acquireRelease(
-    Effect.gen(function*() {
-      const name = `modelgate_e2e_${Date.now().toString(36)}_${(yield* Random.nextIntBetween(0, 1_000_000)).toString(36)}`
-      yield* admin(url, `CREATE DATABASE ${name}`)
-      const u = new URL(url)
-      u.pathname = `/${name}`
-      return { name, url: u.toString() }
-    }),
-    ({ name }) => admin(url, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
-  )
+export const freshDatabase = (url: string) => ScratchDatabase.make(url, "modelgate_e2e")
 
 /** A running test server. */
 export interface Running {
