@@ -34,7 +34,7 @@ export const SeedFile = Schema.Struct({
   })),
   users: Schema.optionalKey(Schema.Array(Schema.Struct({ id: Schema.String, email: Schema.String, displayName: Schema.optionalKey(Schema.String) }))),
   groups: Schema.optionalKey(Schema.Array(Schema.Struct({ name: Schema.String, members: Schema.Array(Schema.String) }))),
-  apiKeys: Schema.optionalKey(Schema.Array(Schema.Struct({ key: Schema.String, user: Schema.String, name: Schema.optionalKey(Schema.String) }))),
+  apiKeys: Schema.optionalKey(Schema.Array(Schema.Struct({ key: Schema.String, user: Schema.String, name: Schema.optionalKey(Schema.String), revoked: Schema.optionalKey(Schema.Boolean) }))),
   organizations: Schema.Array(Schema.Struct({
     name: Naming.Identifier,
     grants,
@@ -101,7 +101,7 @@ export const apply = Effect.fn("Seed.apply")(function*(seed: SeedFile, baseDir: 
   for (const k of seed.apiKeys ?? []) {
     const hash = ApiKeys.hash(k.key)
     if ((yield* users.findApiKeyByHash(hash)) === undefined) {
-      yield* ignoreConflict(users.insertApiKey({ id: `seed-${hash.slice(7, 19)}`, userId: k.user, name: k.name ?? "seed", hash, createdAt: now, revokedAt: null, lastUsedAt: null }))
+      yield* ignoreConflict(users.insertApiKey({ id: `seed-${hash.slice(7, 19)}`, userId: k.user, name: k.name ?? "seed", hash, createdAt: now, revokedAt: k.revoked === true ? now : null, lastUsedAt: null }))
     }
   }
   for (const org of seed.organizations) {

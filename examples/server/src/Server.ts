@@ -5,14 +5,16 @@
  * it serves. Development secrets (JWT secret, secret keys) are created once in the
  * data directory when not configured.
  */
-import { Effect, Layer, Redacted } from "effect"
+import { DateTime, Effect, Layer, Redacted } from "effect"
 import { HttpRouter, HttpServerResponse } from "effect/http"
 import { NodeHttpServer, NodeServices } from "@effect/platform-node"
 import { createServer } from "node:http"
 import { chmod, mkdir, readFile, writeFile } from "node:fs/promises"
 import { join, resolve } from "node:path"
-import { ConnectionService, type ConnectionUpdate, RateLimiter, SecretCipher } from "@modelgate/core"
+import { ApiKeys, ConnectionService, type ConnectionUpdate, RateLimiter, SecretCipher, UserRepo } from "@modelgate/core"
 import { AdminHandlers, AdminServer, TokenVerifier } from "@modelgate/http"
+import { Runtime } from "@modelgate/malloy"
+import { McpServer } from "@modelgate/mcp"
 import { OutboxMailer, Pglite, SqlRateLimiter, Storage } from "@modelgate/sql"
 import { Testers } from "@modelgate/connections"
 import * as Seed from "./Seed.ts"
@@ -31,6 +33,8 @@ export interface Options {
   readonly connectTimeoutMillis?: number | undefined
   /** `<organization>.<adminHost>` names an organization (the spec's base URL); unset: the path decides. */
   readonly adminHost?: string | undefined
+  /** The organization the MCP server serves; defaults to the seed's first organization. */
+  readonly organization?: string | undefined
   /** E-mail delivery of notifications (`smtp://…`); without it they stay in the outbox table and the log. */
   readonly smtpUrl?: string | undefined
   readonly smtpFrom?: string | undefined
@@ -38,6 +42,8 @@ export interface Options {
   readonly templates?: ConnectionUpdate.Templates | undefined
   /** One log line per request (default true). */
   readonly requestLog?: boolean | undefined
+  /** OAuth authorization servers announced to MCP clients (RFC 9728 metadata). */
+  readonly authorizationServers?: ReadonlyArray<string> | undefined
 }
 
 /** The built-in demo seed. */
@@ -61,11 +67,29 @@ const persisted = (dataDir: string | undefined, file: string, make: () => string
     }
   })
 
+// The development API key: created once for `userId`, its plaintext kept only in the data
+// directory's owner-only `api-key` file (only its hash is stored); in memory, a fresh one per start.
+const developmentApiKey = (dataDir: string | undefined, userId: string) =>
+  Effect.gen(function*() {
+    const key = yield* persisted(dataDir, "api-key", ApiKeys.generate)
+    const users = yield* UserRepo.UserRepo
+    const hash = ApiKeys.hash(key)
+    if ((yield* users.findApiKeyByHash(hash)) === undefined) {
+      const now = yield* DateTime.now
+      yield* users.insertApiKey({ id: `dev-${hash.slice(7, 19)}`, userId, name: "development", hash, createdAt: now, revokedAt: null, lastUsedAt: null }).pipe(
+        Effect.catch(() => Effect.void)
+      )
+    }
+    return key
+  })
+
 /** What the started server tells its operator. */
 export interface Started {
   readonly url: string
   readonly organization: string | undefined
   readonly token: string
+  /** An API key of the seed's first user for the MCP server (created once, kept in the data directory). */
+  readonly apiKey: string | undefined
   readonly jwtSecret: Redacted.Redacted<string>
   readonly issuer: string | undefined
   readonly audience: string | undefined
@@ -94,13 +118,15 @@ export const layer = (options: Options, onStart: (started: Started) => Effect.Ef
       Layer.provideMerge(client)
     )
     const ports = Layer.mergeAll(storage, Testers.layer({ connectTimeoutMillis: options.connectTimeoutMillis ?? 10_000 }))
-    const services = AdminServer.layerServices.pipe(
+    const services = Layer.merge(AdminServer.layerServices, Runtime.layer({})).pipe(
       Layer.provideMerge(ports),
       Layer.provide(Layer.succeed(ConnectionService.ConnectionTemplates, options.templates ?? {}))
     )
 
     const health = HttpRouter.add("GET", "/health", HttpServerResponse.jsonUnsafe({ status: "ok" }))
-    const routes = Layer.mergeAll(AdminServer.layerRoutes, health).pipe(
+    const organization = options.organization ?? seed.organizations[0]?.name ?? "default"
+    const mcp = McpServer.layerRoutes({ organization, authorizationServers: options.authorizationServers })
+    const routes = Layer.mergeAll(AdminServer.layerRoutes, mcp, health).pipe(
       Layer.provide(TokenVerifier.TokenVerifier.layerHs256({ secret: jwtSecret, issuer, audience })),
       // One instance counts in memory; instances sharing a PostgreSQL server share their budgets there.
       Layer.provide(
@@ -117,7 +143,8 @@ export const layer = (options: Options, onStart: (started: Started) => Effect.Ef
       const token = yield* Effect.promise(() =>
         TokenVerifier.signHs256(jwtSecret, { sub: adminUser?.id ?? "admin", ...(adminUser === undefined ? {} : { email: adminUser.email }) }, { issuer, audience })
       )
-      yield* onStart({ url: `http://${options.host}:${options.port}`, organization, token, jwtSecret, issuer, audience })
+      const apiKey = adminUser === undefined ? undefined : yield* developmentApiKey(options.dataDir, adminUser.id)
+      yield* onStart({ url: `http://${options.host}:${options.port}`, organization, token, apiKey, jwtSecret, issuer, audience })
     }))
 
     const mailer = options.smtpUrl === undefined

@@ -48,7 +48,9 @@ const announce = (started: Server.Started) =>
         `  health:   ${started.url}/health`,
         `  admin:    ${started.url}/api/v0/organizations/${org}/environments/...`,
         `  OpenAPI:  ${started.url}/api/v0/openapi.json   docs: ${started.url}/api/v0/docs`,
+        `  MCP:      ${started.url}/mcp   (workspace-scoped: ${started.url}/mcp/workspace/<workspace>)`,
         `  token:    ${started.token}`,
+        ...(started.apiKey === undefined ? [] : [`  API key:  ${started.apiKey}   (header: Authorization: ApiKey <key>)`]),
         `  try:      curl -H "Authorization: Bearer ${started.token}" ${started.url}/api/v0/organizations/${org}/environments/demo/connections`,
         ""
       ].join("\n")

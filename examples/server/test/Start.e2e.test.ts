@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { spawn } from "node:child_process"
-import { mkdtempSync } from "node:fs"
+import { mkdtempSync, statSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { createInterface } from "node:readline"
@@ -19,11 +19,14 @@ describe("the example server process", () => {
         stdio: ["ignore", "pipe", "pipe"]
       })
       const exited = new Promise<number | null>((done) => child.on("exit", (code) => done(code)))
-      const token = yield* Effect.promise(() =>
+      let token = ""
+      const apiKey = yield* Effect.promise(() =>
         new Promise<string>((done, fail) => {
           createInterface({ input: child.stdout }).on("line", (line) => {
             const match = /^\s+token:\s+(\S+)$/.exec(line)
-            if (match?.[1] !== undefined) done(match[1])
+            if (match?.[1] !== undefined) token = match[1]
+            const key = /^\s+API key:\s+(\S+)/.exec(line)
+            if (key?.[1] !== undefined) done(key[1])
           })
           child.on("exit", (code) => fail(new Error(`exited early with ${code}`)))
         })
@@ -34,6 +37,16 @@ describe("the example server process", () => {
         fetch(`http://127.0.0.1:${port}/api/v0/organizations/demo/environments/demo/connections`, { headers: { authorization: `Bearer ${token}` } })
       )
       assert.strictEqual(connections.status, 200)
+      // The printed API key opens the MCP server; its plaintext is kept owner-only in the data directory.
+      const mcp = yield* Effect.promise(() =>
+        fetch(`http://127.0.0.1:${port}/mcp`, {
+          method: "POST",
+          headers: { authorization: `ApiKey ${apiKey}`, "content-type": "application/json", accept: "application/json, text/event-stream" },
+          body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "start", version: "0" } } })
+        })
+      )
+      assert.strictEqual(mcp.status, 200)
+      assert.strictEqual(statSync(join(dataDir, "api-key")).mode & 0o777, 0o600)
       child.kill("SIGTERM")
       assert.strictEqual(yield* Effect.promise(() => exited), 0)
     }), 120_000)

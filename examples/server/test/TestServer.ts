@@ -37,6 +37,8 @@ export interface Running {
   readonly token: (sub: string, extra?: { readonly email?: string; readonly groups?: ReadonlyArray<string> }) => Promise<string>
   readonly jwtSecret: Redacted.Redacted<string>
   readonly logs: ReadonlyArray<string>
+  /** The development API key of the seed's first user. */
+  readonly apiKey: string | undefined
 }
 
 /** Starts a server with `seed` (an object written to a temp file) for the current scope. */
@@ -70,6 +72,7 @@ export const start = (seed: unknown, options: { readonly backend: "pglite" | "po
       url: s.url,
       jwtSecret: s.jwtSecret,
       logs,
+      apiKey: s.apiKey,
       token: (sub, extra = {}) => TokenVerifier.signHs256(s.jwtSecret, { sub, ...extra }, { issuer: s.issuer, audience: s.audience })
     }
     return running

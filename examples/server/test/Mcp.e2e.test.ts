@@ -1,0 +1,275 @@
+/**
+ * The MCP server end to end: the official SDK client against the running example server
+ * (PGlite), for every protocol revision: tools, both execute_query patterns on both demo
+ * packages, parameter and query errors, authentication and permission and workspace scoping.
+ */
+import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import { Effect, Exit, Scope } from "effect"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import { resolve } from "node:path"
+import { type Running, start } from "./TestServer.ts"
+
+const demoPackages = resolve(import.meta.dirname, "../demo/packages")
+
+const keys = {
+  admin: "mg_e2e_admin_key_0000000000000000000000000",
+  analyst: "mg_e2e_analyst_key_00000000000000000000000",
+  flightsOnly: "mg_e2e_flights_key_00000000000000000000000",
+  revoked: "mg_e2e_revoked_key_00000000000000000000000"
+}
+
+const seed = {
+  auth: { issuer: "modelgate-e2e", audience: "modelgate" },
+  users: [
+    { id: "admin", email: "admin@demo.test" },
+    { id: "analyst", email: "analyst@demo.test" },
+    { id: "pilot", email: "pilot@demo.test" }
+  ],
+  groups: [{ name: "analysts", members: ["analyst"] }],
+  apiKeys: [
+    { key: keys.admin, user: "admin" },
+    { key: keys.analyst, user: "analyst" },
+    { key: keys.flightsOnly, user: "pilot" },
+    { key: keys.revoked, user: "admin", revoked: true }
+  ],
+  organizations: [{
+    name: "demo",
+    grants: [{ userGroupId: "user:admin", permission: "admin" }],
+    environments: [{
+      name: "demo",
+      grants: [{ userGroupId: "group:analysts", permission: "viewer" }],
+      connections: [{ name: "duckdb", type: "duckdb" }],
+      packages: [
+        { name: "ecommerce", versions: [{ id: "1.0.0", path: `${demoPackages}/ecommerce`, latest: true }] },
+        {
+          name: "flights",
+          grants: [{ userGroupId: "user:pilot", permission: "viewer" }],
+          versions: [{ id: "1.0.0", path: `${demoPackages}/flights`, latest: true }]
+        }
+      ]
+    }],
+    workspaces: [{ name: "retail", packages: ["demo/ecommerce"], grants: [{ userGroupId: "group:analysts", permission: "viewer" }] }]
+  }]
+}
+
+let server: Running
+const scope = Effect.runSync(Scope.make())
+
+beforeAll(async () => {
+  server = await Effect.runPromise(start(seed, { backend: "pglite" }).pipe(Scope.provide(scope)))
+}, 120_000)
+afterAll(() => Effect.runPromise(Scope.close(scope, Exit.void)))
+
+const connect = async (authorization: string | undefined, path = "/mcp", protocolVersion?: string) => {
+  const client = new Client({ name: "e2e", version: "0.0.0" })
+  const transport = new StreamableHTTPClientTransport(new URL(`${server.url}${path}`), {
+    requestInit: { headers: authorization === undefined ? {} : { Authorization: authorization } }
+  })
+  await client.connect(transport)
+  if (protocolVersion !== undefined) transport.setProtocolVersion(protocolVersion)
+  return client
+}
+
+interface Result {
+  readonly isError?: boolean | undefined
+  readonly content: ReadonlyArray<{ readonly type: string; readonly text?: string }>
+  readonly structuredContent?: Record<string, unknown> | undefined
+}
+
+const callTool = async (client: Client, name: string, args: Record<string, unknown>): Promise<Result> =>
+  (await client.callTool({ name, arguments: args })) as Result
+
+const textOf = (result: Result) => result.content.map((c) => c.text ?? "").join("\n")
+
+const query = (pkg: "ecommerce" | "flights", rest: Record<string, unknown>) => ({
+  project_name: "demo",
+  package_name: pkg,
+  model_uri: `${pkg}.malloy`,
+  ...rest
+})
+
+describe("MCP server end to end (pglite)", () => {
+  for (const version of ["2025-03-26", "2025-06-18", "2025-11-25"]) {
+    it(`lists the tools and runs both patterns on both packages (protocol ${version})`, async () => {
+      const client = await connect(`ApiKey ${keys.admin}`, "/mcp", version)
+      try {
+        const { tools } = await client.listTools()
+        const byName = new Map(tools.map((t) => [t.name, t]))
+        assert.deepStrictEqual([...byName.keys()].sort(), ["execute_query", "get_context"])
+        assert.strictEqual(byName.get("execute_query")?.annotations?.readOnlyHint, true)
+        assert.isDefined(byName.get("execute_query")?.outputSchema)
+        assert.deepStrictEqual(byName.get("get_context")?.inputSchema.required, ["natural_language_query"])
+
+        const custom = await callTool(client, "execute_query", query("ecommerce", { query: "run: orders -> { aggregate: order_count }" }))
+        assert.notStrictEqual(custom.isError, true, textOf(custom))
+        const body = custom.structuredContent ?? {}
+        assert.deepStrictEqual(JSON.parse(textOf(custom)), body)
+        const rows = body["data"] as ReadonlyArray<Record<string, unknown>>
+        assert.strictEqual(rows.length, 1)
+        assert.isAbove(Number(rows[0]?.["order_count"]), 0)
+        const metadata = body["metadata"] as Record<string, unknown>
+        assert.strictEqual(metadata["version"], "1.0.0")
+        assert.strictEqual(metadata["truncated"], false)
+        assert.match(String(metadata["sql"]), /SELECT/i)
+
+        const named = await callTool(client, "execute_query", query("ecommerce", { source_name: "order_items", query_name: "by_category" }))
+        assert.notStrictEqual(named.isError, true, textOf(named))
+        assert.isAbove((named.structuredContent?.["data"] as ReadonlyArray<unknown>).length, 1)
+
+        const flights = await callTool(client, "execute_query", query("flights", { query: "run: flights -> { group_by: carriers.carrier_name; aggregate: flight_count; limit: 3 }", version_id: "1.0.0" }))
+        assert.notStrictEqual(flights.isError, true, textOf(flights))
+        const flightRows = flights.structuredContent?.["data"] as ReadonlyArray<Record<string, unknown>>
+        assert.strictEqual(flightRows.length, 3)
+        assert.isString(flightRows[0]?.["carrier_name"])
+
+        const view = await callTool(client, "execute_query", query("flights", { source_name: "flights", query_name: "by_carrier" }))
+        assert.notStrictEqual(view.isError, true, textOf(view))
+        assert.isAbove(Number(view.structuredContent?.["totalRows"]), 1)
+      } finally {
+        await client.close()
+      }
+    })
+  }
+
+  it("bad parameters, bad queries, unknown versions and unknown tools", async () => {
+    const client = await connect(`ApiKey ${keys.admin}`)
+    try {
+      const both = await callTool(client, "execute_query", query("ecommerce", { query: "run: orders -> { aggregate: order_count }", source_name: "orders" }))
+      assert.strictEqual(both.isError, true)
+      assert.match(textOf(both), /exactly one pattern/)
+      const neither = await callTool(client, "execute_query", query("ecommerce", {}))
+      assert.strictEqual(neither.isError, true)
+      const noSource = await callTool(client, "execute_query", query("ecommerce", { query_name: "by_category" }))
+      assert.match(textOf(noSource), /requires source_name/)
+      const missing = await callTool(client, "execute_query", { project_name: "demo", query: "run: x -> {}" })
+      assert.strictEqual(missing.isError, true)
+      assert.match(textOf(missing), /package_name/)
+
+      const unknownField = await callTool(client, "execute_query", query("ecommerce", { query: "run: orders -> { aggregate: no_such_measure }" }))
+      assert.strictEqual(unknownField.isError, true)
+      assert.match(textOf(unknownField), /no_such_measure/)
+      const unknownView = await callTool(client, "execute_query", query("ecommerce", { source_name: "orders", query_name: "nope" }))
+      assert.strictEqual(unknownView.isError, true)
+      const unknownVersion = await callTool(client, "execute_query", query("ecommerce", { query: "run: orders -> { aggregate: order_count }", version_id: "9.9.9" }))
+      assert.match(textOf(unknownVersion), /9\.9\.9 .*not found/)
+
+      const chain = await callTool(client, "get_context", { natural_language_query: "orders by channel", package_name: "ecommerce" })
+      assert.strictEqual(chain.isError, true)
+      assert.match(textOf(chain), /package_name requires project_name/)
+
+      const unknownTool = await client.callTool({ name: "drop_tables", arguments: {} }).then(() => undefined, (e: unknown) => e)
+      assert.match(String(unknownTool), /-32602|Unknown tool/)
+    } finally {
+      await client.close()
+    }
+  })
+
+  it("get_context returns matching entities in the spec's shape", async () => {
+    const client = await connect(`ApiKey ${keys.admin}`)
+    try {
+      const result = await callTool(client, "get_context", { natural_language_query: "How many orders per sales channel?", project_name: "demo" })
+      assert.notStrictEqual(result.isError, true, textOf(result))
+      const sources = result.structuredContent?.["sources"] as ReadonlyArray<Record<string, unknown>>
+      assert.isAbove(sources.length, 0)
+      assert.strictEqual(sources[0]?.["package_name"], "ecommerce")
+      const phrases = sources[0]?.["phrases"] as ReadonlyArray<Record<string, unknown>>
+      const entities = phrases[0]?.["entities"] as ReadonlyArray<Record<string, unknown>>
+      assert.isTrue(entities.some((e) => /(^|\.)(channel|order_count)$/.test(String(e["name"]))), JSON.stringify(entities.map((e) => e["name"])))
+      assert.isArray(result.structuredContent?.["next_steps"])
+      assert.isString(result.structuredContent?.["modeling_documentation"])
+    } finally {
+      await client.close()
+    }
+  })
+
+  it("no credentials, a wrong key and a revoked key get 401 with WWW-Authenticate", async () => {
+    const init = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "0" } } }
+    for (const authorization of [undefined, `ApiKey mg_wrong`, `ApiKey ${keys.revoked}`, "Bearer not-a-jwt"]) {
+      const response = await fetch(`${server.url}/mcp`, {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...(authorization === undefined ? {} : { authorization }) },
+        body: JSON.stringify(init)
+      })
+      assert.strictEqual(response.status, 401, String(authorization))
+      assert.match(response.headers.get("www-authenticate") ?? "", /^Bearer resource_metadata=".*\/\.well-known\/oauth-protected-resource"$/)
+      const body = (await response.json()) as { error?: { code?: number } }
+      assert.isNumber(body.error?.code)
+      await connect(authorization).then(() => assert.fail("connected"), () => undefined)
+    }
+    const metadata = (await (await fetch(`${server.url}/.well-known/oauth-protected-resource`)).json()) as Record<string, unknown>
+    assert.strictEqual(metadata["resource"], `${server.url}/mcp`)
+    assert.deepStrictEqual(metadata["bearer_methods_supported"], ["header"])
+    assert.strictEqual((await fetch(`${server.url}/mcp`, { headers: { authorization: `ApiKey ${keys.admin}` } })).status, 405)
+  })
+
+  it("negotiates each protocol revision at initialize and refuses foreign origins", async () => {
+    const post = (body: unknown, headers: Record<string, string> = {}) =>
+      fetch(`${server.url}/mcp`, {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/json, text/event-stream", authorization: `ApiKey ${keys.admin}`, ...headers },
+        body: JSON.stringify(body)
+      })
+    for (const version of ["2025-03-26", "2025-06-18", "2025-11-25"]) {
+      const response = await post({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: version, capabilities: {}, clientInfo: { name: "raw", version: "0" } } })
+      assert.strictEqual(response.status, 200)
+      const body = (await response.json()) as { result?: { protocolVersion?: string; instructions?: string } }
+      assert.strictEqual(body.result?.protocolVersion, version)
+      assert.isString(body.result?.instructions)
+    }
+    const evil = await post({ jsonrpc: "2.0", id: 1, method: "ping" }, { origin: "https://evil.example" })
+    assert.strictEqual(evil.status, 403)
+    const badVersion = await post({ jsonrpc: "2.0", id: 1, method: "ping" }, { "mcp-protocol-version": "1999-01-01" })
+    assert.strictEqual(badVersion.status, 400)
+  })
+
+  it("a bearer JWT authenticates too", async () => {
+    const client = await connect(`Bearer ${await server.token("admin")}`)
+    try {
+      const result = await callTool(client, "execute_query", query("flights", { source_name: "flights", query_name: "by_carrier" }))
+      assert.notStrictEqual(result.isError, true, textOf(result))
+    } finally {
+      await client.close()
+    }
+  })
+
+  it("a caller sees only the packages it may view", async () => {
+    const client = await connect(`ApiKey ${keys.flightsOnly}`)
+    try {
+      const denied = await callTool(client, "execute_query", query("ecommerce", { query: "run: orders -> { aggregate: order_count }" }))
+      assert.strictEqual(denied.isError, true)
+      assert.match(textOf(denied), /not found/)
+      const allowed = await callTool(client, "execute_query", query("flights", { source_name: "flights", query_name: "by_carrier" }))
+      assert.notStrictEqual(allowed.isError, true, textOf(allowed))
+      const context = await callTool(client, "get_context", { natural_language_query: "orders and flights by carrier" })
+      const packages = (context.structuredContent?.["sources"] as ReadonlyArray<Record<string, unknown>>).map((s) => s["package_name"])
+      assert.isFalse(packages.includes("ecommerce"))
+    } finally {
+      await client.close()
+    }
+  })
+
+  it("a workspace URL narrows to the workspace's packages and needs access to the workspace", async () => {
+    const client = await connect(`ApiKey ${keys.analyst}`, "/mcp/workspace/retail")
+    try {
+      const inside = await callTool(client, "execute_query", query("ecommerce", { source_name: "order_items", query_name: "by_category" }))
+      assert.notStrictEqual(inside.isError, true, textOf(inside))
+      const outside = await callTool(client, "execute_query", query("flights", { source_name: "flights", query_name: "by_carrier" }))
+      assert.strictEqual(outside.isError, true)
+      assert.match(textOf(outside), /not available in workspace retail/)
+    } finally {
+      await client.close()
+    }
+    // Unscoped, the analyst (environment viewer) may query flights.
+    const unscoped = await connect(`ApiKey ${keys.analyst}`)
+    try {
+      const flights = await callTool(unscoped, "execute_query", query("flights", { source_name: "flights", query_name: "by_carrier" }))
+      assert.notStrictEqual(flights.isError, true, textOf(flights))
+    } finally {
+      await unscoped.close()
+    }
+    await connect(`ApiKey ${keys.flightsOnly}`, "/mcp/workspace/retail").then(() => assert.fail("connected"), () => undefined)
+    await connect(`ApiKey ${keys.admin}`, "/mcp/workspace/nope").then(() => assert.fail("connected"), () => undefined)
+  })
+})
+
