@@ -132,6 +132,29 @@ describe("MCP server end to end (pglite)", () => {
     })
   }
 
+  it("sandbox: custom queries that read files, import, run raw SQL or reach the network are refused and change nothing", async () => {
+    const client = await connect(`ApiKey ${keys.admin}`)
+    try {
+      const attempts = [
+        "run: duckdb.sql(\"select * from read_csv('/etc/passwd')\") -> { select: * }",
+        "import 'ecommerce.malloy'\nrun: orders -> { aggregate: order_count }",
+        "run: duckdb.table('/etc/passwd') -> { select: * }",
+        "run: duckdb.table('https://example.com/x.parquet') -> { select: * }",
+        "run: orders -> { aggregate: n is sql_number(\"(select count(*) from read_text('/etc/hostname'))\") }"
+      ]
+      for (const attempt of attempts) {
+        const result = await callTool(client, "execute_query", query("ecommerce", { query: attempt }))
+        assert.strictEqual(result.isError, true, attempt)
+        assert.notInclude(textOf(result), "root:")
+      }
+      // The model still answers afterwards.
+      const after = await callTool(client, "execute_query", query("ecommerce", { query: "run: orders -> { aggregate: order_count }" }))
+      assert.notStrictEqual(after.isError, true, textOf(after))
+    } finally {
+      await client.close()
+    }
+  })
+
   it("bad parameters, bad queries, unknown versions and unknown tools", async () => {
     const client = await connect(`ApiKey ${keys.admin}`)
     try {
