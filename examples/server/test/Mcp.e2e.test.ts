@@ -45,7 +45,7 @@ const seed = {
         {
           name: "flights",
           grants: [{ userGroupId: "user:pilot", permission: "viewer" }],
-          versions: [{ id: "1.0.0", path: `${demoPackages}/flights`, latest: true }]
+          versions: [{ id: "0.9.0", path: `${demoPackages}/flights` }, { id: "1.0.0", path: `${demoPackages}/flights`, latest: true }]
         }
       ]
     }],
@@ -150,6 +150,29 @@ describe("MCP server end to end (pglite)", () => {
       // The model still answers afterwards.
       const after = await callTool(client, "execute_query", query("ecommerce", { query: "run: orders -> { aggregate: order_count }" }))
       assert.notStrictEqual(after.isError, true, textOf(after))
+    } finally {
+      await client.close()
+    }
+  })
+
+  it("version pinning: a pinned version is served until it is archived; the latest is the default", async () => {
+    const client = await connect(`ApiKey ${keys.admin}`)
+    try {
+      const run = { query: "run: flights -> { aggregate: flight_count }" }
+      const pinned = await callTool(client, "execute_query", query("flights", { ...run, version_id: "0.9.0" }))
+      assert.notStrictEqual(pinned.isError, true, textOf(pinned))
+      assert.strictEqual((pinned.structuredContent?.["metadata"] as Record<string, unknown>)["version"], "0.9.0")
+      const token = await server.token("admin")
+      const archived = await fetch(`${server.url}/api/v0/organizations/demo/environments/demo/packages/flights/versions/0.9.0`, {
+        method: "PATCH",
+        headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+        body: JSON.stringify({ archiveStatus: "archive" })
+      })
+      assert.strictEqual(archived.status, 200)
+      const refused = await callTool(client, "execute_query", query("flights", { ...run, version_id: "0.9.0" }))
+      assert.strictEqual(refused.isError, true)
+      const latest = await callTool(client, "execute_query", query("flights", run))
+      assert.strictEqual((latest.structuredContent?.["metadata"] as Record<string, unknown>)["version"], "1.0.0")
     } finally {
       await client.close()
     }
