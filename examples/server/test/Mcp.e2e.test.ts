@@ -112,6 +112,7 @@ describe("MCP server end to end (pglite)", () => {
         assert.strictEqual(metadata["version"], "1.0.0")
         assert.strictEqual(metadata["truncated"], false)
         assert.match(String(metadata["sql"]), /SELECT/i)
+        assert.notInclude(String(metadata["sql"]), "modelgate-packages")
 
         const named = await callTool(client, "execute_query", query("ecommerce", { source_name: "order_items", query_name: "by_category" }))
         assert.notStrictEqual(named.isError, true, textOf(named))

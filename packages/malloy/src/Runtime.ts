@@ -201,7 +201,8 @@ const make = Effect.fnUntraced(function*(options: Options) {
         totalRows: Math.max(result.totalRows, rows.length),
         truncated: rows.length > limit,
         executionTimeMillis: finished - started,
-        sql
+        // Reported paths are relative to the package: the server's folders are none of the caller's business.
+        sql: withoutFolder(sql, loaded.dir)
       }
       return result_
     })
@@ -227,12 +228,13 @@ const isModelFile = (dir: string, modelPath: string) =>
     ? Effect.promise(() => stat(join(dir, modelPath)).then((info) => info.isFile(), () => false))
     : Effect.succeed(false)
 
+/** Text with the package folder's absolute path made relative. */
+const withoutFolder = (text: string, dir: string) =>
+  text.replaceAll(pathToFileURL(dir).href + "/", "").replaceAll(dir + sep, "").replaceAll(dir, ".")
+
 /** A message fit for a user: no stack, and no server paths. */
 const messageOf = (cause: unknown, dir: string) =>
-  (cause instanceof Error ? cause.message : String(cause))
-    .replaceAll(pathToFileURL(dir).href + "/", "")
-    .replaceAll(dir + sep, "")
-    .replaceAll(dir, ".")
+  withoutFolder(cause instanceof Error ? cause.message : String(cause), dir)
 
 /** Malloy's compile problems, one per line, or the error's message. */
 const compileMessage = (cause: unknown, dir: string) => {
