@@ -179,6 +179,39 @@ describe("MCP server end to end (pglite)", () => {
     }
   })
 
+  it("API keys through the admin API: created (shown once), usable on MCP, listed without the key, revoked → 401", async () => {
+    const token = await server.token("analyst", { email: "analyst@demo.test" })
+    const admin = `${server.url}/api/v0/users/me/api-keys`
+    const headers = { authorization: `Bearer ${token}`, "content-type": "application/json" }
+    const created = await fetch(admin, { method: "POST", headers, body: JSON.stringify({ name: "laptop" }) })
+    assert.strictEqual(created.status, 201)
+    const body = await created.json() as { id: string; key: string; name: string }
+    assert.match(body.key, /^mg_/)
+    const client = await connect(`ApiKey ${body.key}`)
+    try {
+      const ok = await callTool(client, "execute_query", query("ecommerce", { query: "run: orders -> { aggregate: order_count }" }))
+      assert.notStrictEqual(ok.isError, true, textOf(ok))
+    } finally {
+      await client.close()
+    }
+    const listed = await (await fetch(admin, { headers })).text()
+    assert.include(listed, body.id)
+    assert.notInclude(listed, body.key)
+    assert.notInclude(listed, "sha256:")
+    const revoked = await fetch(`${admin}/${body.id}`, { method: "DELETE", headers })
+    assert.strictEqual(revoked.status, 200)
+    const refused = await fetch(`${server.url}/mcp`, {
+      method: "POST",
+      headers: { authorization: `ApiKey ${body.key}`, "content-type": "application/json", accept: "application/json, text/event-stream" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" })
+    })
+    assert.strictEqual(refused.status, 401)
+    // Someone else's key id is not found.
+    const otherToken = await server.token("pilot")
+    const stranger = await fetch(`${admin}/${body.id}`, { method: "DELETE", headers: { authorization: `Bearer ${otherToken}` } })
+    assert.strictEqual(stranger.status, 404)
+  })
+
   it("bad parameters, bad queries, unknown versions and unknown tools", async () => {
     const client = await connect(`ApiKey ${keys.admin}`)
     try {

@@ -3,6 +3,7 @@
  * and policies, state machines, and the ports that adapters implement.
  */
 export * as Access from "./Access.ts"
+export * as ApiKeyService from "./ApiKeyService.ts"
 export * as ApiKeys from "./ApiKeys.ts"
 export * as ArchiveStatus from "./ArchiveStatus.ts"
 export * as AutoPromote from "./AutoPromote.ts"

@@ -6,7 +6,7 @@
  */
 import { Schema } from "effect"
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSchema, OpenApi } from "effect/http-api"
-import { Connection, Hierarchy, Naming, PackagePermission, PackageVersion } from "@modelgate/core"
+import { ApiKeyService, Connection, Hierarchy, Naming, PackagePermission, PackageVersion } from "@modelgate/core"
 import * as AdminErrors from "./AdminErrors.ts"
 import { Authentication } from "./Authentication.ts"
 
@@ -153,12 +153,31 @@ export class PermissionsGroup extends HttpApiGroup.make("permissions")
   .annotateMerge(OpenApi.annotations({ title: "Package permissions", description: "Grants and access requests on a package" }))
 {}
 
+/** The caller's own API keys for the MCP server. */
+export class ApiKeysGroup extends HttpApiGroup.make("apiKeys")
+  .add(
+    HttpApiEndpoint.get("list", "/users/me/api-keys", { success: Schema.Array(ApiKeyService.ApiKeyView), error: errors }),
+    HttpApiEndpoint.post("create", "/users/me/api-keys", {
+      payload: Schema.Struct({ name: Schema.String }),
+      success: ApiKeyService.CreatedApiKey.pipe(HttpApiSchema.status(201)),
+      error: errors
+    }),
+    HttpApiEndpoint.delete("revoke", "/users/me/api-keys/:keyId", {
+      params: { keyId: Schema.String.check(Schema.isPattern(/^[A-Za-z0-9_-]+$/)) },
+      success: ApiKeyService.ApiKeyView,
+      error: errors
+    })
+  )
+  .annotateMerge(OpenApi.annotations({ title: "API keys", description: "The caller's API keys for the MCP server; a key is shown once, at creation" }))
+{}
+
 /** The admin REST API v0. */
 export class AdminApi extends HttpApi.make("modelgate-admin")
   .add(ConnectionsGroup)
   .add(PackagesGroup)
   .add(VersionsGroup)
   .add(PermissionsGroup)
+  .add(ApiKeysGroup)
   // Listed innermost first: requests pass RequestErrors, then Authentication
   // (so RateLimit counts per authenticated caller), then RateLimit.
   .middleware(RateLimit)

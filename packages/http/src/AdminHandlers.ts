@@ -7,7 +7,7 @@
 import { Config, Context, Effect, Layer, Option, Redacted } from "effect"
 import { HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder, HttpApiMiddleware } from "effect/http-api"
-import { ConnectionService, Errors, PackageService, PermissionService, RateLimiter } from "@modelgate/core"
+import { ApiKeyService, ConnectionService, Errors, PackageService, PermissionService, RateLimiter } from "@modelgate/core"
 import { AdminApi, packageResource, RateLimit, RequestErrors } from "./AdminApi.ts"
 import * as AdminErrors from "./AdminErrors.ts"
 import { Authentication, CurrentActor } from "./Authentication.ts"
@@ -118,6 +118,15 @@ const PermissionsHandlers = HttpApiBuilder.group(AdminApi, "permissions", Effect
   })
 }))
 
+const ApiKeysHandlers = HttpApiBuilder.group(AdminApi, "apiKeys", Effect.fn(function*(handlers) {
+  const service = yield* ApiKeyService.ApiKeyService
+  return handlers.handleAll({
+    list: () => Effect.flatMap(CurrentActor, (actor) => service.list(actor)),
+    create: ({ payload }) => render(Effect.flatMap(CurrentActor, (actor) => service.create(actor, payload.name))),
+    revoke: ({ params }) => render(Effect.flatMap(CurrentActor, (actor) => service.revoke(actor, params.keyId)))
+  })
+}))
+
 /** Renders request decoding failures as 400 VALIDATION_ERROR, naming where the request is wrong. */
 export const RequestErrorsLive = HttpApiMiddleware.layerSchemaErrorTransform(RequestErrors, (error) => {
   const where = { Params: "path", Query: "query string", Headers: "headers", Payload: "body", Body: "response", ResponseHeaders: "response" }[error.kind]
@@ -163,6 +172,6 @@ export const RateLimitLive = Layer.effect(
 )
 
 /** Every handler of the admin API; needs core's services, the TokenVerifier and the RateLimiter. */
-export const layer = Layer.mergeAll(ConnectionsHandlers, PackagesHandlers, VersionsHandlers, PermissionsHandlers).pipe(
+export const layer = Layer.mergeAll(ConnectionsHandlers, PackagesHandlers, VersionsHandlers, PermissionsHandlers, ApiKeysHandlers).pipe(
   Layer.provideMerge(Layer.mergeAll(RequestErrorsLive, AuthenticationLive, RateLimitLive))
 )

@@ -11,6 +11,7 @@ import type { Path } from "effect/Path"
 import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
 import {
   Access,
+  ApiKeyService,
   type ConnectionRepo,
   ConnectionService,
   type ConnectionTester,
@@ -42,13 +43,19 @@ export type Ports =
   | Notifier.Notifier
 
 /** Core's admin services. */
-export type Services = ConnectionService.ConnectionService | PackageService.PackageService | PermissionService.PermissionService | Access.Access
+export type Services =
+  | ConnectionService.ConnectionService
+  | PackageService.PackageService
+  | PermissionService.PermissionService
+  | ApiKeyService.ApiKeyService
+  | Access.Access
 
 /** Core's admin services over the ports. */
 export const layerServices: Layer.Layer<Services, never, Ports> = Layer.mergeAll(
   ConnectionService.ConnectionService.layer,
   PackageService.PackageService.layer,
-  PermissionService.PermissionService.layer
+  PermissionService.PermissionService.layer,
+  ApiKeyService.ApiKeyService.layer
 ).pipe(Layer.provideMerge(Access.Access.layer))
 
 /**
