@@ -196,6 +196,8 @@ describe("MCP server end to end (pglite)", () => {
     }
     const listed = await (await fetch(admin, { headers })).text()
     assert.include(listed, body.id)
+    const mine = (JSON.parse(listed) as ReadonlyArray<{ id: string; lastUsedAt: string | null }>).find((k) => k.id === body.id)
+    assert.isNotNull(mine?.lastUsedAt ?? null)
     assert.notInclude(listed, body.key)
     assert.notInclude(listed, "sha256:")
     const revoked = await fetch(`${admin}/${body.id}`, { method: "DELETE", headers })

@@ -5,7 +5,7 @@
  * RFC 9728 metadata. Callers authenticate with `ApiKey <key>` or a bearer JWT; the tools are
  * in McpTools.
  */
-import { Effect, Layer } from "effect"
+import { DateTime, Effect, Layer } from "effect"
 import { HttpRouter, type HttpServerRequest, HttpServerResponse } from "effect/http"
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js"
@@ -63,6 +63,11 @@ export const layerRoutes = (options: Options): Layer.Layer<never, never, Require
           if (key === undefined || key.revokedAt !== null) return undefined
           const user = yield* users.get(key.userId).pipe(Effect.option)
           if (user._tag === "None") return undefined
+          // Last use, at most once a minute per key: a hint for owners, not a write per request.
+          const now = yield* DateTime.now
+          if (key.lastUsedAt === null || DateTime.toEpochMillis(now) - DateTime.toEpochMillis(key.lastUsedAt) > 60_000) {
+            yield* users.saveApiKey({ ...key, lastUsedAt: now }).pipe(Effect.ignore)
+          }
           const actor: Roles.Actor = { userId: user.value.id, email: user.value.email, groups: [] }
           return actor
         })
