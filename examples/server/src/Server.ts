@@ -42,6 +42,8 @@ export interface Options {
   readonly templates?: ConnectionUpdate.Templates | undefined
   /** One log line per request (default true). */
   readonly requestLog?: boolean | undefined
+  /** The audience of bearer tokens for the MCP server (the MCP resource); default `http://<host>:<port>/mcp`. */
+  readonly mcpAudience?: string | undefined
   /** OAuth authorization servers announced to MCP clients (RFC 9728 metadata). */
   readonly authorizationServers?: ReadonlyArray<string> | undefined
 }
@@ -93,6 +95,7 @@ export interface Started {
   readonly jwtSecret: Redacted.Redacted<string>
   readonly issuer: string | undefined
   readonly audience: string | undefined
+  readonly mcpAudience: string
 }
 
 /** The whole server as a layer; `onStart` receives the URLs and a development token. */
@@ -125,7 +128,11 @@ export const layer = (options: Options, onStart: (started: Started) => Effect.Ef
 
     const health = HttpRouter.add("GET", "/health", HttpServerResponse.jsonUnsafe({ status: "ok" }))
     const organization = options.organization ?? seed.organizations[0]?.name ?? "default"
-    const mcp = McpServer.layerRoutes({ organization, authorizationServers: options.authorizationServers })
+    // Tokens for the MCP server name the MCP resource as their audience (RFC 8707): an admin token is not one.
+    const mcpAudience = options.mcpAudience ?? `http://${options.host}:${options.port}/mcp`
+    const mcp = McpServer.layerRoutes({ organization, authorizationServers: options.authorizationServers }).pipe(
+      Layer.provide(TokenVerifier.TokenVerifier.layerHs256({ secret: jwtSecret, issuer, audience: mcpAudience }))
+    )
     const routes = Layer.mergeAll(AdminServer.layerRoutes, mcp, health).pipe(
       Layer.provide(TokenVerifier.TokenVerifier.layerHs256({ secret: jwtSecret, issuer, audience })),
       // One instance counts in memory; instances sharing a PostgreSQL server share their budgets there.
@@ -144,7 +151,7 @@ export const layer = (options: Options, onStart: (started: Started) => Effect.Ef
         TokenVerifier.signHs256(jwtSecret, { sub: adminUser?.id ?? "admin", ...(adminUser === undefined ? {} : { email: adminUser.email }) }, { issuer, audience })
       )
       const apiKey = adminUser === undefined ? undefined : yield* developmentApiKey(options.dataDir, adminUser.id)
-      yield* onStart({ url: `http://${options.host}:${options.port}`, organization, token, apiKey, jwtSecret, issuer, audience })
+      yield* onStart({ url: `http://${options.host}:${options.port}`, organization, token, apiKey, jwtSecret, issuer, audience, mcpAudience })
     }))
 
     const mailer = options.smtpUrl === undefined

@@ -34,6 +34,9 @@ const options = Effect.gen(function*() {
     adminHost: Option.getOrUndefined(yield* Config.option(Config.String("MODELGATE_ADMIN_HOST"))),
     smtpUrl: Option.map(yield* Config.option(Config.Redacted("MODELGATE_SMTP_URL")), Redacted.value).pipe(Option.getOrUndefined),
     smtpFrom: Option.getOrUndefined(yield* Config.option(Config.String("MODELGATE_SMTP_FROM"))),
+    mcpAudience: Option.getOrUndefined(yield* Config.option(Config.String("MODELGATE_MCP_AUDIENCE"))),
+    authorizationServers: Option.map(yield* Config.option(Config.String("MODELGATE_OAUTH_AUTHORIZATION_SERVERS")), (s) =>
+      s.split(",").map((x) => x.trim()).filter((x) => x !== "")).pipe(Option.getOrUndefined),
     requestLog: yield* Config.Boolean("MODELGATE_REQUEST_LOG").pipe(Config.withDefault(true))
   }
 })

@@ -305,8 +305,14 @@ describe("MCP server end to end (pglite)", () => {
     assert.strictEqual(badVersion.status, 400)
   })
 
-  it("a bearer JWT authenticates too", async () => {
-    const client = await connect(`Bearer ${await server.token("admin")}`)
+  it("a bearer JWT for the MCP resource authenticates too; an admin API token (another audience) does not", async () => {
+    const adminToken = await fetch(`${server.url}/mcp`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${await server.token("admin")}`, "content-type": "application/json", accept: "application/json, text/event-stream" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" })
+    })
+    assert.strictEqual(adminToken.status, 401)
+    const client = await connect(`Bearer ${await server.mcpToken("admin")}`)
     try {
       const result = await callTool(client, "execute_query", query("flights", { source_name: "flights", query_name: "by_carrier" }))
       assert.notStrictEqual(result.isError, true, textOf(result))

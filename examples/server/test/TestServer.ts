@@ -35,6 +35,8 @@ export const freshDatabase = (url: string) => ScratchDatabase.make(url, "modelga
 export interface Running {
   readonly url: string
   readonly token: (sub: string, extra?: { readonly email?: string; readonly groups?: ReadonlyArray<string> }) => Promise<string>
+  /** A bearer token for the MCP server (its audience is the MCP resource). */
+  readonly mcpToken: (sub: string) => Promise<string>
   readonly jwtSecret: Redacted.Redacted<string>
   readonly logs: ReadonlyArray<string>
   /** The development API key of the seed's first user. */
@@ -73,7 +75,8 @@ export const start = (seed: unknown, options: { readonly backend: "pglite" | "po
       jwtSecret: s.jwtSecret,
       logs,
       apiKey: s.apiKey,
-      token: (sub, extra = {}) => TokenVerifier.signHs256(s.jwtSecret, { sub, ...extra }, { issuer: s.issuer, audience: s.audience })
+      token: (sub, extra = {}) => TokenVerifier.signHs256(s.jwtSecret, { sub, ...extra }, { issuer: s.issuer, audience: s.audience }),
+      mcpToken: (sub) => TokenVerifier.signHs256(s.jwtSecret, { sub }, { issuer: s.issuer, audience: s.mcpAudience })
     }
     return running
   })
