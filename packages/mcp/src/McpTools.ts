@@ -323,7 +323,7 @@ export const getContext = (call: CallContext, args: unknown): Effect.Effect<Tool
               version_id: record.id,
               phrases: [{
                 phrase: a.natural_language_query,
-                phrase_description: "The whole question (phrase extraction is not implemented yet)",
+                phrase_description: "The whole question (phrases are extracted once the retrieval package lands, issue 6)",
                 overall_score: top[0]?.score ?? 0,
                 entities: top
               }]
