@@ -36,6 +36,8 @@ export const layer = (options: Options = {}): Layer.Layer<PgClient.PgClient | Sq
     return yield* PgClient.make({
       stream,
       maxConnections: options.maxConnections ?? 4,
+      // A package's data file is one bytea row: accept what PostgreSQL accepts (1 GB a field).
+      maxMessageSize: 1024 * 1024 * 1024,
       username: "postgres",
       database: "postgres",
       // Named statements are safe on the shared backend: sql-pg names them

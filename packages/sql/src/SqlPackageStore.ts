@@ -20,16 +20,20 @@ export const layer = Layer.effect(
             yield* sql`INSERT INTO package_files (location, path, content) VALUES (${location}, ${path}, ${content})`
           }
         })).pipe(Effect.orDie, Effect.withSpan("SqlPackageStore.put")),
+      // One file per query, so one message never carries more than one file.
       get: (location) =>
-        Effect.orDie(sql<{ readonly path: string; readonly content: Uint8Array }>`
-          SELECT path, content FROM package_files WHERE location = ${location} ORDER BY path`).pipe(
-          Effect.flatMap((rows) =>
-            rows.length === 0
-              ? Effect.fail(new Errors.ResourceNotFound({ message: `Package files at ${location} not found` }))
-              : Effect.succeed(new Map(rows.map((r) => [r.path, new Uint8Array(r.content)] as const)))
-          ),
-          Effect.withSpan("SqlPackageStore.get")
-        )
+        Effect.gen(function*() {
+          const paths = yield* sql<{ readonly path: string }>`SELECT path FROM package_files WHERE location = ${location} ORDER BY path`
+          if (paths.length === 0) return yield* new Errors.ResourceNotFound({ message: `Package files at ${location} not found` })
+          const files = new Map<string, Uint8Array>()
+          for (const { path } of paths) {
+            const rows = yield* sql<{ readonly content: Uint8Array }>`
+              SELECT content FROM package_files WHERE location = ${location} AND path = ${path}`
+            const content = rows[0]?.content
+            if (content !== undefined) files.set(path, new Uint8Array(content))
+          }
+          return files as ReadonlyMap<string, Uint8Array>
+        }).pipe(Effect.catchTag("SqlError", (e) => Effect.die(e)), Effect.withSpan("SqlPackageStore.get"))
     })
   })
 )

@@ -71,17 +71,25 @@ export const layer: Layer.Layer<Repositories, never, SqlClient | SecretCipher.Se
   Layer.provideMerge(Layer.effectDiscard(Effect.andThen(Effect.orDie(Migrations.run), Effect.orDie(checkKeys))))
 )
 
+/**
+ * The largest message the client accepts: a published package's data file is one
+ * bytea row, so the driver's 16 MiB default is too small; PostgreSQL caps a field at 1 GB.
+ */
+export const maxMessageSize = 1024 * 1024 * 1024
+
 /** A PostgreSQL server client. */
 export const layerPostgres = (options: { readonly url: Redacted.Redacted<string>; readonly maxConnections?: number }) =>
   PgClient.layer({
     url: options.url,
     maxConnections: options.maxConnections ?? 10,
-    applicationName: "modelgate"
+    applicationName: "modelgate",
+    maxMessageSize: maxMessageSize
   })
 
 /** A PostgreSQL server client from `DATABASE_URL` and `MODELGATE_DB_POOL_SIZE` (default 10). */
 export const layerPostgresConfig = PgClient.layerConfig({
   url: Config.Redacted("DATABASE_URL"),
   maxConnections: Config.Int("MODELGATE_DB_POOL_SIZE").pipe(Config.withDefault(10)),
-  applicationName: Config.succeed("modelgate")
+  applicationName: Config.succeed("modelgate"),
+  maxMessageSize: Config.succeed(maxMessageSize)
 })
