@@ -44,6 +44,10 @@ const checkHost = Effect.fnUntraced(function*(organizationName: string) {
 
 const render = <A, R>(self: Effect.Effect<A, Errors.ApiError, R>) => Effect.mapError(self, AdminErrors.fromDomain)
 
+/** Runs `f` for the authenticated caller after the host check, rendering core's errors. */
+const asCaller = <A, R>(organizationName: string, f: (actor: typeof CurrentActor.Service) => Effect.Effect<A, Errors.ApiError, R>) =>
+  render(Effect.andThen(checkHost(organizationName), Effect.flatMap(CurrentActor, f)))
+
 const env = (p: { readonly organizationName: string; readonly environmentName: string }) => ({
   organization: p.organizationName,
   environment: p.environmentName
@@ -57,11 +61,11 @@ const ConnectionsHandlers = HttpApiBuilder.group(AdminApi, "connections", Effect
   const service = yield* ConnectionService.ConnectionService
   const ref = (p: { readonly organizationName: string; readonly environmentName: string; readonly connectionName: string }) => ({ ...env(p), name: p.connectionName })
   return handlers.handleAll({
-    list: ({ params }) => render(Effect.andThen(checkHost(params.organizationName), Effect.flatMap(CurrentActor, (actor) => service.list(actor, env(params))))),
-    create: ({ params, payload }) => render(Effect.andThen(checkHost(params.organizationName), Effect.flatMap(CurrentActor, (actor) => service.create(actor, env(params), payload)))),
-    get: ({ params }) => render(Effect.andThen(checkHost(params.organizationName), Effect.flatMap(CurrentActor, (actor) => service.get(actor, ref(params))))),
-    update: ({ params, payload }) => render(Effect.andThen(checkHost(params.organizationName), Effect.flatMap(CurrentActor, (actor) => service.update(actor, ref(params), payload)))),
-    remove: ({ params }) => render(Effect.andThen(checkHost(params.organizationName), Effect.flatMap(CurrentActor, (actor) => service.remove(actor, ref(params)))))
+    list: ({ params }) => asCaller(params.organizationName, (actor) => service.list(actor, env(params))),
+    create: ({ params, payload }) => asCaller(params.organizationName, (actor) => service.create(actor, env(params), payload)),
+    get: ({ params }) => asCaller(params.organizationName, (actor) => service.get(actor, ref(params))),
+    update: ({ params, payload }) => asCaller(params.organizationName, (actor) => service.update(actor, ref(params), payload)),
+    remove: ({ params }) => asCaller(params.organizationName, (actor) => service.remove(actor, ref(params)))
   })
 }))
 
@@ -69,15 +73,15 @@ const PackagesHandlers = HttpApiBuilder.group(AdminApi, "packages", Effect.fn(fu
   const service = yield* PackageService.PackageService
   return handlers.handleAll({
     list: ({ params }) =>
-      render(Effect.andThen(checkHost(params.organizationName), Effect.flatMap(CurrentActor, (actor) => service.listPackages(actor, env(params))))).pipe(
+      asCaller(params.organizationName, (actor) => service.listPackages(actor, env(params))).pipe(
         Effect.map((all) => all.map(packageResource))
       ),
     create: ({ params, payload }) =>
-      render(Effect.andThen(checkHost(params.organizationName), Effect.flatMap(CurrentActor, (actor) => service.createPackage(actor, env(params), payload)))).pipe(
+      asCaller(params.organizationName, (actor) => service.createPackage(actor, env(params), payload)).pipe(
         Effect.map(packageResource)
       ),
     get: ({ params }) =>
-      render(Effect.andThen(checkHost(params.organizationName), Effect.flatMap(CurrentActor, (actor) => service.getPackage(actor, pkg(params))))).pipe(
+      asCaller(params.organizationName, (actor) => service.getPackage(actor, pkg(params))).pipe(
         Effect.map(packageResource)
       )
   })
@@ -87,7 +91,7 @@ const VersionsHandlers = HttpApiBuilder.group(AdminApi, "versions", Effect.fn(fu
   const service = yield* PackageService.PackageService
   const ref = (p: { readonly organizationName: string; readonly environmentName: string; readonly packageName: string; readonly versionId: string }) => ({ ...pkg(p), version: p.versionId })
   return handlers.handleAll({
-    list: ({ params }) => render(Effect.andThen(checkHost(params.organizationName), Effect.flatMap(CurrentActor, (actor) => service.listVersions(actor, pkg(params))))),
+    list: ({ params }) => asCaller(params.organizationName, (actor) => service.listVersions(actor, pkg(params))),
     publish: ({ params, query, payload }) =>
       render(Effect.gen(function*() {
         yield* checkHost(params.organizationName)
@@ -95,26 +99,23 @@ const VersionsHandlers = HttpApiBuilder.group(AdminApi, "versions", Effect.fn(fu
         const files = yield* PackageFiles.fromTarGz(payload)
         return yield* service.publish(actor, pkg(params), query.id, files)
       })),
-    get: ({ params }) => render(Effect.andThen(checkHost(params.organizationName), Effect.flatMap(CurrentActor, (actor) => service.getVersion(actor, ref(params))))),
-    update: ({ params, payload }) => render(Effect.andThen(checkHost(params.organizationName), Effect.flatMap(CurrentActor, (actor) => service.updateStatus(actor, ref(params), payload)))),
-    promote: ({ params }) => render(Effect.andThen(checkHost(params.organizationName), Effect.flatMap(CurrentActor, (actor) => service.promote(actor, ref(params)))))
+    get: ({ params }) => asCaller(params.organizationName, (actor) => service.getVersion(actor, ref(params))),
+    update: ({ params, payload }) => asCaller(params.organizationName, (actor) => service.updateStatus(actor, ref(params), payload)),
+    promote: ({ params }) => asCaller(params.organizationName, (actor) => service.promote(actor, ref(params)))
   })
 }))
 
 const PermissionsHandlers = HttpApiBuilder.group(AdminApi, "permissions", Effect.fn(function*(handlers) {
   const service = yield* PermissionService.PermissionService
   return handlers.handleAll({
-    list: ({ params }) => render(Effect.andThen(checkHost(params.organizationName), Effect.flatMap(CurrentActor, (actor) => service.list(actor, pkg(params))))),
+    list: ({ params }) => asCaller(params.organizationName, (actor) => service.list(actor, pkg(params))),
     // Defaults: requestPermission=false, notifyPeople=false (see docs/decisions.md).
     create: ({ params, payload, query }) =>
-      render(Effect.andThen(
-        checkHost(params.organizationName),
-        Effect.flatMap(CurrentActor, (actor) =>
-          service.create(actor, pkg(params), payload, {
-            requestPermission: query.requestPermission === "true",
-            notifyPeople: query.notifyPeople === "true"
-          }))
-      )).pipe(Effect.map((created) => created.permission))
+      asCaller(params.organizationName, (actor) =>
+        service.create(actor, pkg(params), payload, {
+          requestPermission: query.requestPermission === "true",
+          notifyPeople: query.notifyPeople === "true"
+        })).pipe(Effect.map((created) => created.permission))
   })
 }))
 
