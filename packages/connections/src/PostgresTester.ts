@@ -61,9 +61,12 @@ export const target = (pg: Connection.PostgresConnection): Effect.Effect<Target,
 
 const servername = (host: string) => (Net.isIP(host) === 0 ? { servername: host } : {})
 
-// sslmode of a proxied connection (the server default is no-verify): verify-ca checks the
-// chain against the system CAs but not the host name, which a tunnel could not match anyway.
-const proxiedTls = (mode: Connection.SslMode, host: string): boolean | ConnectionOptions => {
+/**
+ * The TLS of a proxied connection from its `sslmode` (the server default is no-verify): verify-ca
+ * checks the chain against the system CAs but not the host name, which a tunnel could not match.
+ * Shared with the Malloy drivers, so a query reaches the database as its test did.
+ */
+export const proxiedTls = (mode: Connection.SslMode, host: string): boolean | ConnectionOptions => {
   switch (mode) {
     case "disable":
       return false
@@ -74,7 +77,8 @@ const proxiedTls = (mode: Connection.SslMode, host: string): boolean | Connectio
   }
 }
 
-const directTls = (mode: Exclude<PostgresTls, "allow">, host: string): boolean | ConnectionOptions => {
+/** The TLS of a direct connection under the deployment's mode (`allow` is tried by the caller). */
+export const directTls = (mode: Exclude<PostgresTls, "allow">, host: string): boolean | ConnectionOptions => {
   switch (mode) {
     case "disable":
       return false

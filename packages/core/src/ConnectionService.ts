@@ -7,13 +7,14 @@
 import { Context, DateTime, Effect, Layer } from "effect"
 import { Access } from "./Access.ts"
 import * as ConnectionModule from "./Connection.ts"
-import { ConnectionRepo, type ConnectionRecord, type ConnectionRef } from "./ConnectionRepo.ts"
+import { ConnectionRepo, type ConnectionRecord, type ConnectionRef, refOf } from "./ConnectionRepo.ts"
 import { ConnectionTester } from "./ConnectionTester.ts"
 import * as ConnectionUpdate from "./ConnectionUpdate.ts"
 import { Conflict, type ConnectionTestFailed, type InsufficientPermissions, type ResourceNotFound, type ValidationError } from "./Errors.ts"
 import * as Fingerprint from "./Fingerprint.ts"
 import * as IndexingStatus from "./IndexingStatus.ts"
 import { OrganizationRepo } from "./OrganizationRepo.ts"
+import { Pipelines } from "./Pipelines.ts"
 import type * as Roles from "./Roles.ts"
 import { readView } from "./WriteOnly.ts"
 
@@ -82,6 +83,7 @@ export class ConnectionService extends Context.Service<ConnectionService, {
       const organizations = yield* OrganizationRepo
       // Read once, where the layer is built: the server's configuration, not the request's.
       const templates = yield* ConnectionTemplates
+      const pipelines = yield* Pipelines
 
       const envScope = (env: EnvironmentRef) => ({ _tag: "Environment" as const, organization: env.organization, environment: env.environment })
       const what = (ref: ConnectionRef) => `Connection ${ref.name} in ${ref.organization}/${ref.environment}`
@@ -103,15 +105,24 @@ export class ConnectionService extends Context.Service<ConnectionService, {
           updatedAt: now,
           revision: 0
         })
+        // Indexing is queued on creation and starts automatically.
+        yield* pipelines.connectionChanged(refOf(record))
         return toResource(record, { detail: true })
       })
 
       // One attempt: read, replace, test, move the indexing state, save at the revision read.
-      const attemptUpdate = (ref: ConnectionRef, input: ConnectionModule.ConnectionInput) =>
+      // The test (a round trip to the warehouse) runs once, again only when a concurrent update
+      // changed what this replacement yields: a running indexing job saves its progress far more
+      // often than a test takes, so a test inside every attempt would never win the race.
+      const attemptUpdate = (ref: ConnectionRef, input: ConnectionModule.ConnectionInput, tested: { settings?: string }) =>
         Effect.gen(function*() {
           const stored = yield* repo.get(ref)
           const settings = yield* ConnectionUpdate.update(stored.settings, input)
-          yield* tester.test(settings)
+          const key = JSON.stringify(settings)
+          if (tested.settings !== key) {
+            yield* tester.test(settings)
+            tested.settings = key
+          }
           const now = yield* DateTime.now
           const indexing = yield* Effect.fromResult(IndexingStatus.transition({
             indexingStatus: stored.indexingStatus,
@@ -125,9 +136,12 @@ export class ConnectionService extends Context.Service<ConnectionService, {
         yield* access.authorize(actor, "connection.update", envScope(ref), what(ref))
         // A concurrent writer (another update, an indexing job) saved first: the
         // replacement is recomputed on the fresh state, a few times at most.
-        const saved = yield* attemptUpdate(ref, input).pipe(
-          Effect.retry({ while: (e) => e._tag === "Conflict", times: 3 })
+        const tested: { settings?: string } = {}
+        const saved = yield* Effect.suspend(() => attemptUpdate(ref, input, tested)).pipe(
+          Effect.retry({ while: (e) => e._tag === "Conflict", times: 10 })
         )
+        // Queued again (UNKNOWN), or RETRY for the running job: the job of this connection sorts it out.
+        yield* pipelines.connectionChanged(ref)
         return toResource(saved, { detail: true })
       })
 

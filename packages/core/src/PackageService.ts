@@ -15,6 +15,7 @@ import * as PackagePublish from "./PackagePublish.ts"
 import { PackageRepo } from "./PackageRepo.ts"
 import { type PackageFiles, PackageStore } from "./PackageStore.ts"
 import * as PackageVersion from "./PackageVersion.ts"
+import { Pipelines } from "./Pipelines.ts"
 import * as Roles from "./Roles.ts"
 import { type PackageRef, VersionRepo } from "./VersionRepo.ts"
 import type { EnvironmentRef } from "./ConnectionService.ts"
@@ -53,6 +54,7 @@ export class PackageService extends Context.Service<PackageService, {
       const versions = yield* VersionRepo
       const store = yield* PackageStore
       const organizations = yield* OrganizationRepo
+      const pipelines = yield* Pipelines
 
       const pkgScope = (ref: PackageRef) => ({ _tag: "Package" as const, organization: ref.organization, environment: ref.environment, package: ref.package })
       const envScope = (env: EnvironmentRef) => ({ _tag: "Environment" as const, organization: env.organization, environment: env.environment })
@@ -97,19 +99,6 @@ export class PackageService extends Context.Service<PackageService, {
             Roles.effectiveRole(c.grants, c.actor, pkgScope({ ...env, package: p.name })) !== undefined))
       })
 
-      // The package's versions as auto-promote sees them.
-      const promotionState = (pkg: Package, records: ReadonlyArray<PackageVersion.VersionRecord>): AutoPromote.PackageVersions => ({
-        latestId: pkg.latestVersionId,
-        versions: records.map((r) => ({
-          id: r.id,
-          promoteWhenReady: r.promoteWhenReady,
-          promotedAt: r.promotedAt,
-          demotedAt: r.demotedAt,
-          buildStatus: PackageVersion.buildStatusOf(r),
-          archiveStatus: r.archiveStatus
-        }))
-      })
-
       // Writes the versions whose promotion fields changed, disarming before arming
       // so the one-armed invariant holds at every step, then the package pointer.
       const applyPromotion = Effect.fnUntraced(function*(pkg: Package, records: ReadonlyArray<PackageVersion.VersionRecord>, next: AutoPromote.PackageVersions, now: DateTime.Utc) {
@@ -134,7 +123,9 @@ export class PackageService extends Context.Service<PackageService, {
         const checked = PackagePublish.validate(files)
         if (checked instanceof ValidationError) return yield* checked
         const pkg = yield* packages.get(ref)
-        const location = `${ref.organization}/${ref.environment}/${ref.package}/${id}`
+        // Unique per publish: a version id published again after its package was deleted, or the
+        // same id in another database, never names files that a cache already holds for an earlier one.
+        const location = `${ref.organization}/${ref.environment}/${ref.package}/${id}/${crypto.randomUUID()}`
         const existing = yield* Effect.result(versions.get({ ...ref, version: id }))
         if (existing._tag === "Success") return yield* new Conflict({ message: `Version ${id} of ${pkgWhat(ref)} already exists; versions are immutable` })
         yield* store.put(location, files)
@@ -149,10 +140,20 @@ export class PackageService extends Context.Service<PackageService, {
         }
         yield* versions.insert(record)
         if (pkg.autoPromote) {
-          const records = yield* versions.list(ref)
-          const next = yield* Effect.fromResult(AutoPromote.armAtPublish(true, promotionState(pkg, records), id))
-          yield* applyPromotion(pkg, records, next, now)
+          // Concurrent publishes and the build jobs write the same versions: on a
+          // conflict the arming is recomputed on fresh state. Only the newest version
+          // arms, so an older publish that lost the race never takes the intent back
+          // from a newer one ("the newer publish supersedes the older intent").
+          yield* Effect.gen(function*() {
+            const fresh = yield* packages.get(ref)
+            const records = yield* versions.list(ref)
+            const newest = records[records.length - 1]?.id === id
+            const next = yield* Effect.fromResult(AutoPromote.armAtPublish(newest, PackageVersion.promotionState(fresh, records), id))
+            yield* applyPromotion(fresh, records, next, now)
+          }).pipe(Effect.retry({ while: (e) => e._tag === "Conflict", times: 20 }))
         }
+        // The build (compile check, index, materialization, auto-promote) runs in the background.
+        yield* pipelines.versionPublished({ ...ref, version: id })
         return PackageVersion.toResource(yield* versions.get({ ...ref, version: id }), { detail: true })
       })
 
@@ -162,7 +163,7 @@ export class PackageService extends Context.Service<PackageService, {
         const pkg = yield* packages.get(pkgRef)
         const records = yield* versions.list(pkgRef)
         const now = yield* DateTime.now
-        const next = yield* Effect.fromResult(AutoPromote.promote(promotionState(pkg, records), ref.version, now)).pipe(
+        const next = yield* Effect.fromResult(AutoPromote.promote(PackageVersion.promotionState(pkg, records), ref.version, now)).pipe(
           Effect.catchTag("IllegalTransition", (e) => Effect.fail(new Conflict({ message: e.message })))
         )
         yield* applyPromotion(pkg, records, next, now)

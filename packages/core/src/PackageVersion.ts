@@ -6,8 +6,10 @@
  */
 import { Effect, Schema } from "effect"
 import * as ArchiveStatus from "./ArchiveStatus.ts"
+import type { PackageVersions } from "./AutoPromote.ts"
 import * as BuildStatus from "./BuildStatus.ts"
 import { ValidationError } from "./Errors.ts"
+import type { Package } from "./Hierarchy.ts"
 import * as Naming from "./Naming.ts"
 import * as Schedule from "./Schedule.ts"
 import * as Staleness from "./Staleness.ts"
@@ -40,6 +42,18 @@ export const BuildPlan = Schema.Struct({
 }).annotate({ identifier: "BuildPlan" })
 /** The dependency graph of a version's persist sources. */
 export type BuildPlan = typeof BuildPlan.Type
+
+/**
+ * A persist source's last succeeded build: its BuildID and table. Internal to the record (the
+ * runtime serves the table); the buildPlan resource keeps the spec's shape.
+ */
+export const BuiltSource = Schema.Struct({
+  sourceId: Schema.String,
+  buildId: Schema.String,
+  table: Schema.String
+}).annotate({ identifier: "BuiltSource" })
+/** A persist source's last succeeded build. */
+export type BuiltSource = typeof BuiltSource.Type
 
 /** The freshness and schedule declarations of a version, ingested from the package manifest. */
 export const Materialization = Schema.Struct({
@@ -120,6 +134,11 @@ export const VersionRecord = Schema.Struct({
   staleSince: Schema.NullOr(Time),
   staleReasons: Schema.Array(Staleness.StaleReason),
   buildPlan: Schema.NullOr(BuildPlan),
+  /**
+   * The persist sources whose last build succeeded, with their tables; absent on records written
+   * before builds were recorded (their sources serve live until rebuilt). Never part of the resource.
+   */
+  builds: optional(Schema.Array(BuiltSource)),
   /** Where the version's files are kept (an opaque key of the file store). */
   location: Schema.String,
   /** Optimistic-concurrency revision, bumped by every save. */
@@ -128,9 +147,26 @@ export const VersionRecord = Schema.Struct({
 /** The stored facts of a version. */
 export type VersionRecord = typeof VersionRecord.Type
 
+/** The built tables a runtime serves for a version: its persist sources whose last build succeeded. */
+export const builtTablesOf = (record: VersionRecord): ReadonlyArray<{ readonly buildId: string; readonly table: string }> =>
+  (record.builds ?? []).map(({ buildId, table }) => ({ buildId, table }))
+
 /** The build status of a stored version. */
 export const buildStatusOf = (record: VersionRecord): BuildStatus.BuildStatus =>
   BuildStatus.derive({ materialization: record.materialization, indexing: record.indexing })
+
+/** A package's versions as the AutoPromote rules see them (core's publish and promote, and the jobs' reconciler). */
+export const promotionState = (pkg: Package, records: ReadonlyArray<VersionRecord>): PackageVersions => ({
+  latestId: pkg.latestVersionId,
+  versions: records.map((r) => ({
+    id: r.id,
+    promoteWhenReady: r.promoteWhenReady,
+    promotedAt: r.promotedAt,
+    demotedAt: r.demotedAt,
+    buildStatus: buildStatusOf(r),
+    archiveStatus: r.archiveStatus
+  }))
+})
 
 /**
  * The resource view of a record. `detail` is the single-version read: it carries

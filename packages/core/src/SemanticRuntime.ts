@@ -26,6 +26,11 @@ export interface ModelEntity {
   readonly doc: string | undefined
   /** Every annotation tag, e.g. `index_values`, `currency`. */
   readonly tags: ReadonlyArray<string>
+  /**
+   * For views and named queries: the fields they group by, aggregate and nest, as dotted paths
+   * (`carriers.carrier_name`, `flight_count`). Absent when the adapter cannot tell.
+   */
+  readonly fields?: ReadonlyArray<string> | undefined
 }
 
 /** A compiled model of a version: its path in the package and its entities. */
@@ -57,9 +62,21 @@ export class QueryFailed extends Schema.TaggedError<QueryFailed>()("QueryFailed"
   reason: Schema.Literals(["compile", "execute", "timeout", "not_found"])
 }) {}
 
+/** A persist source's built table: the BuildID it was built under and the table that holds its rows. */
+export interface BuiltTable {
+  readonly buildId: string
+  readonly table: string
+}
+
 /** A published version to load: its ref and where its files are. */
 export interface VersionLocation extends VersionRef {
   readonly location: string
+  /**
+   * The succeeded builds of the version's persist sources. An adapter that can serve built tables
+   * reads a persist source from its table when the source's BuildID is here (and live otherwise);
+   * absent or empty, every source serves live.
+   */
+  readonly builds?: ReadonlyArray<BuiltTable> | undefined
 }
 
 /** The semantic runtime. */

@@ -74,6 +74,40 @@ describe("ConnectionService", () => {
       assert.strictEqual((yield* repo.get(ref)).settings.postgresConnection?.password, "s3cret")
     }).pipe(Effect.provide(services())))
 
+  it.effect("an update during indexing is saved although the job saves progress during every connection test; it tests once", () => {
+    let tests = 0
+    // Each test takes long enough for the running indexing job to save its progress meanwhile.
+    const racingTester = Layer.effect(ConnectionTester.ConnectionTester, Effect.gen(function*() {
+      const repo = yield* ConnectionRepo.ConnectionRepo
+      return ConnectionTester.ConnectionTester.of({
+        test: () =>
+          Effect.gen(function*() {
+            tests++
+            const found = yield* Effect.result(repo.get(ref))
+            if (found._tag === "Success" && found.success.indexingStatus === "SCHEMA_INDEXING") {
+              yield* Effect.orDie(repo.save({ ...found.success, indexingStatusLastUpdated: DateTime.add(t0, { seconds: tests }) }))
+            }
+            return { elapsedMillis: 0 }
+          })
+      })
+    }))
+    return Effect.gen(function*() {
+      yield* setup
+      const service = yield* ConnectionService.ConnectionService
+      const repo = yield* ConnectionRepo.ConnectionRepo
+      yield* service.create(admin, env, input({ name: "pg", type: "postgres", postgresConnection: { host: "db" } }))
+      yield* repo.save({ ...(yield* repo.get(ref)), indexingStatus: "SCHEMA_INDEXING" })
+      const updated = yield* service.update(admin, ref, input({ type: "postgres", postgresConnection: { host: "db2" } }))
+      assert.strictEqual(updated.indexingStatus, "RETRY")
+      assert.strictEqual((yield* repo.get(ref)).settings.postgresConnection?.host, "db2")
+      assert.strictEqual(tests, 2)
+    }).pipe(Effect.provide(ConnectionService.ConnectionService.layer.pipe(
+      Layer.provide(racingTester),
+      Layer.provideMerge(Access.Access.layer),
+      Layer.provideMerge(ports(ConnectionTester.ConnectionTester.layerMemory))
+    )))
+  })
+
   it.effect("a failed pre-save test saves nothing and names the step", () =>
     Effect.gen(function*() {
       yield* setup
@@ -134,4 +168,20 @@ describe("PackageService", () => {
       assert.strictEqual((yield* service.publish(admin, pkg, "1.0.0", files).pipe(Effect.flip)).code, "CONFLICT")
       assert.strictEqual((yield* service.updateStatus(viewer, vref, { archiveStatus: "archive" }).pipe(Effect.flip)).code, "INSUFFICIENT_PERMISSIONS")
     }).pipe(Effect.provide(services())))
+
+  // File caches outside the database (the runtime's package folders) are keyed by location.
+  it.effect("the same version id published in two stores gets two locations", () =>
+    Effect.gen(function*() {
+      const publishOnce = Effect.gen(function*() {
+        yield* setup
+        const service = yield* PackageService.PackageService
+        yield* service.createPackage(admin, env, { name: "shop" })
+        yield* service.publish(admin, pkg, "1.0.0", files)
+        return (yield* (yield* VersionRepo.VersionRepo).get({ ...pkg, version: "1.0.0" })).location
+      })
+      const first = yield* publishOnce.pipe(Effect.provide(services()))
+      const second = yield* publishOnce.pipe(Effect.provide(services()))
+      assert.match(first, /^acme\/prod\/shop\/1\.0\.0\//)
+      assert.notStrictEqual(first, second)
+    }))
 })
