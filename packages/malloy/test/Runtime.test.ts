@@ -6,7 +6,7 @@
  */
 import { DuckDBInstance } from "@duckdb/node-api"
 import { assert, describe, it, layer } from "@effect/vitest"
-import { PackageStore, SemanticRuntime } from "@modelgate/core"
+import { ConnectionRepo, PackageStore, SemanticRuntime } from "@modelgate/core"
 import { Effect, Layer } from "effect"
 import { mkdtempSync, readdirSync, readFileSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -37,8 +37,9 @@ const ecommerce = version("ecommerce")
 const flights = version("flights")
 const evil = version("evil")
 
-/** Counts compilations per model. */
+/** Counts compilations per model, and of queries per model and text. */
 const compilations = new Map<string, number>()
+const preparations = new Map<string, number>()
 
 const seeded = Layer.effectDiscard(Effect.gen(function*() {
   const store = yield* PackageStore.PackageStore
@@ -57,10 +58,14 @@ const TestLayer = Layer.mergeAll(
     onCompile: (location, modelPath) => {
       const key = `${location}:${modelPath}`
       compilations.set(key, (compilations.get(key) ?? 0) + 1)
+    },
+    onPrepare: (location, modelPath, query) => {
+      const key = `${location}:${modelPath}:${query}`
+      preparations.set(key, (preparations.get(key) ?? 0) + 1)
     }
   }),
   seeded
-).pipe(Layer.provideMerge(PackageStore.PackageStore.layerMemory))
+).pipe(Layer.provideMerge(Layer.merge(PackageStore.PackageStore.layerMemory, ConnectionRepo.ConnectionRepo.layerMemory)))
 
 /** Answers a SQL query directly with DuckDB on a package's parquet files. */
 const duck = (sql: string) =>
@@ -125,6 +130,10 @@ layer(TestLayer, { timeout: 120_000 })("Malloy Runtime", (it) => {
         const byCarrier = entity(fl, "flights", [], "by_carrier")
         assert.strictEqual(byCarrier?.kind, "view")
         assert.strictEqual(byCarrier?.dataType, "")
+        // What a view shows: its group-bys, aggregates and nests, by path.
+        assert.deepStrictEqual(byCarrier?.fields, ["carriers.carrier_name", "flight_count", "on_time_rate", "avg_arrival_delay", "cancellation_rate"])
+        assert.includeMembers([...(entity(fl, "flights", [], "by_origin_state")?.fields ?? [])], ["origin_state", "flight_count"])
+        assert.includeMembers([...(entity(fl, "", [], "least_punctual_routes")?.fields ?? [])], ["route", "flight_count", "on_time_rate"])
         assert.strictEqual(entity(fl, "flights", [], "departure_time")?.dataType, "timestamp")
         assert.strictEqual(entity(fl, "flights", [], "is_cancelled")?.dataType, "boolean")
         assert.strictEqual(entity(fl, "flights", ["origin"], "city")?.kind, "dimension")
@@ -293,12 +302,31 @@ layer(TestLayer, { timeout: 120_000 })("Malloy Runtime", (it) => {
       assert.strictEqual(compilations.get(`${flights.location}:flights.malloy`), 1)
       assert.strictEqual(compilations.get(`${ecommerce.location}:ecommerce.malloy`), 1)
     }))
+
+  it.effect("a query text is compiled once per model; each run applies its own row limit", () =>
+    Effect.gen(function*() {
+      const runtime = yield* SemanticRuntime.SemanticRuntime
+      const query = "run: flights -> { group_by: carriers.carrier_name; aggregate: flight_count }"
+      const request = { _tag: "Custom", modelPath: "flights.malloy", query } as const
+      const wide = yield* runtime.execute(flights, request, { rowLimit: 20 })
+      const narrow = yield* runtime.execute(flights, request, { rowLimit: 2 })
+      const again = yield* runtime.execute(flights, request, { rowLimit: 20 })
+      assert.strictEqual(preparations.get(`${flights.location}:flights.malloy:${query}`), 1)
+      assert.isAbove(wide.rows.length, 2)
+      assert.isFalse(wide.truncated)
+      assert.strictEqual(narrow.rows.length, 2)
+      assert.isTrue(narrow.truncated)
+      assert.deepStrictEqual(again.rows, wide.rows)
+      // Another text is another compile.
+      yield* runtime.execute(flights, { ...request, query: `${query}; ` }, { rowLimit: 5 }).pipe(Effect.ignore)
+      assert.strictEqual(preparations.get(`${flights.location}:flights.malloy:${query}`), 1)
+    }))
 })
 
 const SlowLayer = Layer.mergeAll(
   Runtime.layer({ cacheDir: mkdtempSync(join(tmpdir(), "modelgate-malloy-test-")), queryTimeoutMillis: 300 }),
   seeded
-).pipe(Layer.provideMerge(PackageStore.PackageStore.layerMemory))
+).pipe(Layer.provideMerge(Layer.merge(PackageStore.PackageStore.layerMemory, ConnectionRepo.ConnectionRepo.layerMemory)))
 
 describe("Malloy Runtime timeout", () => {
   it.live("a query running past the timeout is interrupted and fails with reason timeout", () =>

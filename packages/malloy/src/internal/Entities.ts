@@ -31,6 +31,43 @@ export const tagsOf = (annotations: Annotations): ReadonlyArray<string> => {
   return [...tags]
 }
 
+/** A stage's fields as Malloy's IR keeps them: references by path, computed and nested fields by name. */
+interface StageField {
+  readonly type?: unknown
+  readonly path?: unknown
+  readonly name?: unknown
+  readonly as?: unknown
+  readonly pipeline?: unknown
+}
+
+/**
+ * The fields a view or query groups by, aggregates and nests, as dotted paths (`carriers.carrier_name`,
+ * `flight_count`), read from its pipeline: what it shows, which a question about it often names.
+ */
+export const pipelineFields = (pipeline: unknown, depth = 0): ReadonlyArray<string> => {
+  if (!Array.isArray(pipeline) || depth > 3) return []
+  const names: Array<string> = []
+  for (const stage of pipeline as ReadonlyArray<{ readonly queryFields?: unknown }>) {
+    if (!Array.isArray(stage?.queryFields)) continue
+    for (const item of stage.queryFields as ReadonlyArray<StageField>) {
+      if (item.type === "fieldref" && Array.isArray(item.path)) {
+        names.push(item.path.filter((part): part is string => typeof part === "string").join("."))
+      } else {
+        const name = typeof item.as === "string" ? item.as : typeof item.name === "string" ? item.name : undefined
+        if (name !== undefined) names.push(name)
+        if (item.pipeline !== undefined) names.push(...pipelineFields(item.pipeline, depth + 1))
+      }
+    }
+  }
+  return [...new Set(names.filter((name) => name !== ""))]
+}
+
+const viewFields = (field: unknown): ReadonlyArray<string> =>
+  typeof field === "object" && field !== null && "turtleDef" in field && typeof field.turtleDef === "object" && field.turtleDef !== null &&
+    "pipeline" in field.turtleDef
+    ? pipelineFields(field.turtleDef.pipeline)
+    : []
+
 const fieldsOf = (source: string, explore: Explore, path: ReadonlyArray<string>): Array<ModelEntity> => {
   const entities: Array<ModelEntity> = []
   for (const field of explore.allFields) {
@@ -39,7 +76,7 @@ const fieldsOf = (source: string, explore: Explore, path: ReadonlyArray<string>)
       entities.push({ ...common, kind: field.isCalculation() ? "measure" : "dimension", dataType: field.type })
     } else if (field.isQueryField()) {
       // A view of a joined source cannot be run through the join, so only the source's own views count.
-      if (path.length === 0) entities.push({ ...common, kind: "view", dataType: "" })
+      if (path.length === 0) entities.push({ ...common, kind: "view", dataType: "", fields: viewFields(field) })
     } else if (!isJoinedSource(field.structDef)) {
       // A record or array column: one dimension (Malloy's `isRecord` is true for any join_one).
       entities.push({ ...common, kind: "dimension", dataType: field.structDef.type })
@@ -78,7 +115,8 @@ export const entitiesOf = (model: Model): ReadonlyArray<ModelEntity> => {
       path: [],
       dataType: "",
       doc: docOf(new Annotations(own)) ?? docOf(annotations),
-      tags: tagsOf(annotations)
+      tags: tagsOf(annotations),
+      fields: pipelineFields(query.pipeline)
     })
   }
   return entities

@@ -45,11 +45,13 @@ export const runnable = (query: string): string =>
   /\brun\s*:/.test(maskLiterals(query)) ? query : `run: ${query}`
 
 /**
- * Rewrites `conn.table('relative/path')` in model text to the absolute path inside `packageDir`.
- * Paths that are absolute, URLs, or escape the folder are left alone for the sandbox to refuse.
+ * Rewrites `<connection>.table('relative/path')` in model text (the package's own DuckDB
+ * connection, `duckdb` by default) to the absolute path inside `packageDir`. Paths that are
+ * absolute, URLs, or escape the folder are left alone for the sandbox to refuse; tables of other
+ * connections (`my_pg.table('public.orders')`) are names, not paths, and are left alone too.
  */
-export const absoluteTablePaths = (text: string, packageDir: string): string =>
-  text.replace(/(\.\s*table\s*\(\s*)(['"])([^'"\n]*)\2/g, (whole, prefix: string, quote: string, path: string) => {
+export const absoluteTablePaths = (text: string, packageDir: string, connection = "duckdb"): string =>
+  text.replace(new RegExp(`(\\b${connection}\\s*\\.\\s*table\\s*\\(\\s*)(['"])([^'"\\n]*)\\2`, "g"), (whole, prefix: string, quote: string, path: string) => {
     if (path === "" || isAbsolute(path) || /^[a-z][a-z0-9+.-]*:/i.test(path)) return whole
     const absolute = normalize(join(packageDir, path))
     if (!absolute.startsWith(packageDir + sep)) return whole
