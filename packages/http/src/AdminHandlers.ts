@@ -7,7 +7,7 @@
 import { Config, Context, Effect, Layer, Option, Redacted } from "effect"
 import { HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder, HttpApiMiddleware } from "effect/http-api"
-import { ApiKeyService, ConnectionService, Errors, PackageService, PermissionService, RateLimiter } from "@modelgate/core"
+import { ApiKeyService, ConnectionService, Errors, PackageService, PermissionService, RateLimiter, type Roles } from "@modelgate/core"
 import { AdminApi, packageResource, RateLimit, RequestErrors } from "./AdminApi.ts"
 import * as AdminErrors from "./AdminErrors.ts"
 import { Authentication, CurrentActor } from "./Authentication.ts"
@@ -172,7 +172,34 @@ export const RateLimitLive = Layer.effect(
   })
 )
 
-/** Every handler of the admin API; needs core's services, the TokenVerifier and the RateLimiter. */
-export const layer = Layer.mergeAll(ConnectionsHandlers, PackagesHandlers, VersionsHandlers, PermissionsHandlers, ApiKeysHandlers).pipe(
-  Layer.provideMerge(Layer.mergeAll(RequestErrorsLive, AuthenticationLive, RateLimitLive))
+/**
+ * Authentication by the host application's own session instead of a bearer JWT: `resolve` names
+ * the caller of a request from whatever the host's login set (a cookie, a header), or answers
+ * `undefined`, which is 401 AUTHENTICATION_REQUIRED. Only this middleware reads the request.
+ */
+export const layerSessionAuthentication = <R = never>(
+  resolve: (request: HttpServerRequest.HttpServerRequest) => Effect.Effect<Roles.Actor | undefined, never, R>
+): Layer.Layer<Authentication, never, R> =>
+  Layer.effect(
+    Authentication,
+    Effect.gen(function*() {
+      const context = yield* Effect.context<R>()
+      return Authentication.of({
+        // The bearer scheme stays in the definition (clients and OpenAPI); its credential is not read here.
+        bearer: Effect.fn(function*(httpEffect) {
+          const request = yield* HttpServerRequest.HttpServerRequest
+          const actor = yield* Effect.provideContext(resolve(request), context)
+          if (actor === undefined) return yield* AdminErrors.fromDomain(new Errors.AuthenticationRequired({ message: "Authentication required: sign in first" }))
+          return yield* Effect.provideService(httpEffect, CurrentActor, actor)
+        })
+      })
+    })
+  )
+
+/** Every handler with the request-error and rate-limit middleware; the host provides `Authentication`. */
+export const layerWithoutAuthentication = Layer.mergeAll(ConnectionsHandlers, PackagesHandlers, VersionsHandlers, PermissionsHandlers, ApiKeysHandlers).pipe(
+  Layer.provideMerge(Layer.mergeAll(RequestErrorsLive, RateLimitLive))
 )
+
+/** Every handler of the admin API; needs core's services, the TokenVerifier and the RateLimiter. */
+export const layer = layerWithoutAuthentication.pipe(Layer.provideMerge(AuthenticationLive))

@@ -5,7 +5,7 @@
  * provides (storage, connection tester, notifier, token verifier, rate limiter).
  */
 import { Effect, Layer } from "effect"
-import { type Etag, type HttpPlatform, HttpRouter, HttpServerResponse } from "effect/http"
+import { type Etag, type HttpPlatform, HttpRouter, type HttpServerRequest, HttpServerResponse } from "effect/http"
 import type { FileSystem } from "effect/FileSystem"
 import type { Path } from "effect/Path"
 import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
@@ -23,12 +23,14 @@ import {
   type PermissionRepo,
   PermissionService,
   type RateLimiter,
+  type Roles,
   type UserRepo,
   type VersionRepo
 } from "@modelgate/core"
 import type { TokenVerifier } from "./TokenVerifier.ts"
 import { AdminApi } from "./AdminApi.ts"
 import * as AdminHandlers from "./AdminHandlers.ts"
+import * as RequestLog from "./RequestLog.ts"
 
 /** The ports the admin services need from the host: storage, the connection tester, the notifier. */
 export type Ports =
@@ -63,7 +65,8 @@ export const layerServices: Layer.Layer<Services, never, Ports> = Layer.mergeAll
  * text or without a body, are rendered in the spec's `{ code, message }` shape: no such route or
  * method → 404 RESOURCE_NOT_FOUND; an unsupported content type (415), a body too
  * large (413) or any other such 4xx → 400 VALIDATION_ERROR. An unexpected failure
- * is 500 INTERNAL_ERROR whose message carries a correlation id, logged with the cause.
+ * is 500 INTERNAL_ERROR whose message carries a correlation id (the request id when the host serves
+ * through `RequestLog.middleware`), logged with the cause.
  */
 export const layerErrorShape = HttpRouter.middleware(
   (effect) =>
@@ -71,7 +74,8 @@ export const layerErrorShape = HttpRouter.middleware(
       // An unexpected failure: 500 INTERNAL_ERROR with a correlation id; the details go to the log only.
       Effect.catchDefect((cause) =>
         Effect.gen(function*() {
-          const id = crypto.randomUUID()
+          // The request's id (RequestLog) when the host assigns one: the client, the log and the trace share it.
+          const id = (yield* RequestLog.CurrentRequestId) ?? crypto.randomUUID()
           yield* Effect.logError("internal error", cause).pipe(Effect.annotateLogs({ correlationId: id }))
           return HttpServerResponse.jsonUnsafe(
             { code: "INTERNAL_ERROR", message: `An unexpected error occurred (correlation id ${id})` },
@@ -103,14 +107,41 @@ export const layerNotFound = HttpRouter.add(
   HttpServerResponse.jsonUnsafe({ code: "RESOURCE_NOT_FOUND", message: "No such resource or method" }, { status: 404 })
 )
 
-/** The admin API routes (API, OpenAPI document, docs page), with the services they call. */
-export const layerRoutes: Layer.Layer<
-  never,
-  never,
-  Ports | TokenVerifier | RateLimiter.RateLimiter | HttpRouter.HttpRouter | Etag.Generator | FileSystem | HttpPlatform.HttpPlatform | Path
-> = Layer.mergeAll(
-  HttpApiBuilder.layer(AdminApi, { openapiPath: "/api/v0/openapi.json" }).pipe(Layer.provide(AdminHandlers.layer)),
+/** What the routes need from the host besides an authentication. */
+export type Requirements = Ports | RateLimiter.RateLimiter | HttpRouter.HttpRouter | Etag.Generator | FileSystem | HttpPlatform.HttpPlatform | Path
+
+const routes = Layer.mergeAll(
+  HttpApiBuilder.layer(AdminApi, { openapiPath: "/api/v0/openapi.json" }),
   HttpApiScalar.layer(AdminApi, { path: "/api/v0/docs" }),
   layerErrorShape,
   layerNotFound
-).pipe(Layer.provide(layerServices))
+)
+
+/** The admin API routes (API, OpenAPI document, docs page), with the services they call. */
+export const layerRoutes: Layer.Layer<never, never, Requirements | TokenVerifier> = routes.pipe(
+  Layer.provide(AdminHandlers.layer),
+  Layer.provide(layerServices)
+)
+
+/**
+ * The admin API routes for a host that signs its users in itself: `resolve` names the caller of a
+ * request from the host's own session (see `AdminHandlers.layerSessionAuthentication`), so no
+ * JWT and no TokenVerifier are involved.
+ */
+export const layerRoutesWithSession = <R = never>(
+  resolve: (request: HttpServerRequest.HttpServerRequest) => Effect.Effect<Roles.Actor | undefined, never, R>
+): Layer.Layer<never, never, Requirements | R> =>
+  routes.pipe(
+    Layer.provide(AdminHandlers.layerWithoutAuthentication.pipe(Layer.provideMerge(AdminHandlers.layerSessionAuthentication(resolve)))),
+    Layer.provide(layerServices)
+  )
+
+/**
+ * Registers `routes` (the admin API's, the MCP server's) under the host's `prefix`, e.g.
+ * `/platform` serves `/platform/api/v0/...`; handlers see the URL without the prefix, and the
+ * catch-all 404 covers only the prefix. The `{ code, message }` error shape is global middleware:
+ * give modelgate a router of its own (not the one that serves the host's pages) to keep it there.
+ */
+export const mount = (prefix: string) =>
+<A, E, R>(routes: Layer.Layer<A, E, R>): Layer.Layer<A, E, Exclude<R, HttpRouter.HttpRouter> | HttpRouter.HttpRouter> =>
+  Layer.provide(routes, Layer.effect(HttpRouter.HttpRouter, Effect.map(HttpRouter.HttpRouter, (router) => router.prefixed(prefix))))

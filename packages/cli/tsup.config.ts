@@ -1,0 +1,3 @@
+import { config } from "../../tsup.shared.ts"
+
+export default config(["src/index.ts", "src/bin/modelgate.ts"])
