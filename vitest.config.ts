@@ -7,6 +7,9 @@ export default defineConfig({
   test: {
     include: ["packages/*/test/**/*.test.ts", "examples/*/test/**/*.test.ts"],
     testTimeout: 60_000,
+    // Most files wait on servers, child processes and databases rather than on the CPU: three at a
+    // time keep a 2-core machine busy (vitest's default there is one).
+    maxWorkers: 3,
     hookTimeout: 120_000
   }
 })

@@ -1,23 +1,19 @@
 /**
- * The example server: core + sql + http composed into one HTTP server. Storage is
- * the PostgreSQL server of `databaseUrl`, or embedded PGlite in `dataDir`; the
- * seed (a file, or the built-in demo) is loaded at start; `/health` answers once
- * it serves. Development secrets (JWT secret, secret keys) are created once in the
- * data directory when not configured.
+ * The example server: listens first, then builds the application (`App`: storage, migrations, the
+ * seed, jobs, admin API and MCP routes) behind it. `/health` (liveness) answers from the first
+ * moment; `/ready` answers 503 with the reason until the application is built and then 200 while
+ * storage answers `SELECT 1`; other routes answer 503 INTERNAL_ERROR with `Retry-After` until then.
+ * Every request gets a request id, one log line and metrics (`RequestLog`).
  */
-import { DateTime, Effect, Layer, Redacted } from "effect"
-import { HttpRouter, HttpServerResponse } from "effect/http"
-import { NodeHttpServer, NodeServices } from "@effect/platform-node"
+import { Effect, Layer, Ref, Scope } from "effect"
+import type { Redacted } from "effect"
+import { HttpServer, HttpServerRequest, HttpServerResponse, UrlParams } from "effect/http"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { createServer } from "node:http"
-import { chmod, mkdir, readFile, writeFile } from "node:fs/promises"
-import { join, resolve } from "node:path"
-import { ApiKeys, ConnectionService, type ConnectionUpdate, RateLimiter, SecretCipher, UserRepo } from "@modelgate/core"
-import { AdminHandlers, AdminServer, TokenVerifier } from "@modelgate/http"
-import { Runtime } from "@modelgate/malloy"
-import { McpServer } from "@modelgate/mcp"
-import { OutboxMailer, Pglite, SqlRateLimiter, Storage } from "@modelgate/sql"
-import { Testers } from "@modelgate/connections"
-import * as Seed from "./Seed.ts"
+import { resolve } from "node:path"
+import type { ConnectionUpdate } from "@modelgate/core"
+import { RequestLog } from "@modelgate/http"
+import type { App } from "./App.ts"
 
 /** How the server is set up. */
 export interface Options {
@@ -46,44 +42,23 @@ export interface Options {
   readonly mcpAudience?: string | undefined
   /** OAuth authorization servers announced to MCP clients (RFC 9728 metadata). */
   readonly authorizationServers?: ReadonlyArray<string> | undefined
+  /**
+   * This instance as a job runner among several on the PostgreSQL server: the address the other
+   * runners reach it at. Absent: this process runs every job itself (one instance).
+   */
+  readonly runner?: { readonly host: string; readonly port: number } | undefined
+  /** PostgreSQL connections in this instance's pool (with `databaseUrl`); defaults to 10. */
+  readonly poolSize?: number | undefined
+  /**
+   * An OAuth 2.0 authorization server whose access tokens the MCP server accepts: its JWKS URL and
+   * issuer; the audience must be the MCP resource (`mcpAudience`). Development tokens signed with
+   * the server's own secret stay accepted.
+   */
+  readonly oauth?: { readonly jwksUrl: string; readonly issuer: string } | undefined
 }
 
 /** The built-in demo seed. */
 export const demoSeed = resolve(import.meta.dirname, "../demo/seed.json")
-
-const random = (bytes: number) => btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(bytes))))
-
-// A value kept in the data directory: created once (owner-only), then reused.
-const persisted = (dataDir: string | undefined, file: string, make: () => string) =>
-  Effect.promise(async () => {
-    if (dataDir === undefined) return make()
-    await mkdir(dataDir, { recursive: true })
-    const path = join(dataDir, file)
-    try {
-      return (await readFile(path, "utf8")).trim()
-    } catch {
-      const value = make()
-      await writeFile(path, `${value}\n`, { mode: 0o600 })
-      await chmod(path, 0o600)
-      return value
-    }
-  })
-
-// The development API key: created once for `userId`, its plaintext kept only in the data
-// directory's owner-only `api-key` file (only its hash is stored); in memory, a fresh one per start.
-const developmentApiKey = (dataDir: string | undefined, userId: string) =>
-  Effect.gen(function*() {
-    const key = yield* persisted(dataDir, "api-key", ApiKeys.generate)
-    const users = yield* UserRepo.UserRepo
-    const hash = ApiKeys.hash(key)
-    if ((yield* users.findApiKeyByHash(hash)) === undefined) {
-      const now = yield* DateTime.now
-      yield* users.insertApiKey({ id: `dev-${hash.slice(7, 19)}`, userId, name: "development", hash, createdAt: now, revokedAt: null, lastUsedAt: null }).pipe(
-        Effect.catch(() => Effect.void)
-      )
-    }
-    return key
-  })
 
 /** What the started server tells its operator. */
 export interface Started {
@@ -98,71 +73,63 @@ export interface Started {
   readonly mcpAudience: string
 }
 
-/** The whole server as a layer; `onStart` receives the URLs and a development token. */
+type State =
+  | { readonly _tag: "Starting"; readonly doing: string }
+  | { readonly _tag: "Ready"; readonly app: App }
+
+const json = (body: unknown, status = 200, headers: Record<string, string> = {}) => HttpServerResponse.jsonUnsafe(body, { status, headers })
+
+// Bounds the readiness check: a storage that hangs is as unready as one that refuses.
+const pingTimeout = "2 seconds"
+
+/**
+ * The whole server as a layer: it listens at once, and its build completes once the application is
+ * ready; `onStart` then receives the URLs and a development token.
+ */
 export const layer = (options: Options, onStart: (started: Started) => Effect.Effect<void> = () => Effect.void): Layer.Layer<never, unknown> =>
   Layer.unwrap(Effect.gen(function*() {
-    const { baseDir, seed } = yield* Seed.read(options.seedPath ?? demoSeed)
-    const embedded = options.databaseUrl === undefined
-    if (!embedded && options.secretKeys === undefined) {
-      return yield* Effect.die(new Error("MODELGATE_SECRET_KEYS is required with DATABASE_URL (see docs/operations.md)"))
-    }
-    const secretKeys = options.secretKeys ?? `*dev=${yield* persisted(options.dataDir, "secret-key", () => random(32))}`
-    const keyring = SecretCipher.parseKeyring(secretKeys)
-    if (keyring._tag === "Failure") return yield* Effect.die(new Error(`MODELGATE_SECRET_KEYS: ${keyring.failure}`))
-    const jwtSecret = Redacted.make(seed.auth?.jwtSecret ?? (yield* persisted(options.dataDir, "jwt-secret", () => random(48))))
-    const issuer = seed.auth?.issuer
-    const audience = seed.auth?.audience
+    const state = yield* Ref.make<State>({ _tag: "Starting", doing: "opening storage and running migrations" })
+    // The application's resources (storage, jobs) close after the HTTP server has drained: this
+    // finalizer is registered before the server's.
+    const appScope = yield* Scope.fork(yield* Effect.scope)
+    yield* Effect.addFinalizer((exit) => Scope.close(appScope, exit))
 
-    const client = embedded
-      ? Pglite.layer({ dataDir: options.dataDir })
-      : Storage.layerPostgres({ url: Redacted.make(options.databaseUrl ?? ""), maxConnections: 10 })
-    const storage = Storage.layer.pipe(
-      Layer.provideMerge(SecretCipher.SecretCipher.layerAesGcm(keyring.success)),
-      Layer.provideMerge(client)
-    )
-    const ports = Layer.mergeAll(storage, Testers.layer({ connectTimeoutMillis: options.connectTimeoutMillis ?? 10_000 }))
-    const services = Layer.merge(AdminServer.layerServices, Runtime.layer({})).pipe(
-      Layer.provideMerge(ports),
-      Layer.provide(Layer.succeed(ConnectionService.ConnectionTemplates, options.templates ?? {}))
-    )
+    const gate = Effect.gen(function*() {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const path = request.url.split("?", 1)[0]
+      const current = yield* Ref.get(state)
+      if (request.method === "GET" && path === "/health") return json({ status: "ok" })
+      if (request.method === "GET" && path === "/ready") {
+        if (current._tag === "Starting") return json({ status: "starting", reason: `The server is starting: ${current.doing}` }, 503)
+        return yield* current.app.ping.pipe(
+          Effect.timeout(pingTimeout),
+          Effect.match({
+            onFailure: () => json({ status: "unavailable", reason: "Storage does not answer SELECT 1" }, 503),
+            onSuccess: () => json({ status: "ready" })
+          })
+        )
+      }
+      // The spec's only server-side code, with the status that tells clients and balancers to retry.
+      if (current._tag === "Starting") {
+        return json({ code: "INTERNAL_ERROR", message: `The server is starting (${current.doing}); retry shortly` }, 503, { "retry-after": "1" })
+      }
+      return yield* current.app.handler
+    })
 
-    const health = HttpRouter.add("GET", "/health", HttpServerResponse.jsonUnsafe({ status: "ok" }))
-    const organization = options.organization ?? seed.organizations[0]?.name ?? "default"
-    // Tokens for the MCP server name the MCP resource as their audience (RFC 8707): an admin token is not one.
-    const mcpAudience = options.mcpAudience ?? `http://${options.host}:${options.port}/mcp`
-    const mcp = McpServer.layerRoutes({ organization, authorizationServers: options.authorizationServers }).pipe(
-      Layer.provide(TokenVerifier.TokenVerifier.layerHs256({ secret: jwtSecret, issuer, audience: mcpAudience }))
-    )
-    const routes = Layer.mergeAll(AdminServer.layerRoutes, mcp, health).pipe(
-      Layer.provide(TokenVerifier.TokenVerifier.layerHs256({ secret: jwtSecret, issuer, audience })),
-      // One instance counts in memory; instances sharing a PostgreSQL server share their budgets there.
-      Layer.provide(
-        embedded
-          ? RateLimiter.RateLimiter.layerMemory({ limit: options.rateLimit ?? 600, windowSeconds: 60 })
-          : SqlRateLimiter.layer({ limit: options.rateLimit ?? 600, windowSeconds: 60 })
-      ),
-      Layer.provide(Layer.succeed(AdminHandlers.AdminHost, { suffix: options.adminHost }))
+    const listening = HttpServer.serve(RequestLog.middleware({ log: options.requestLog })(gate)).pipe(
+      HttpServer.withLogAddress,
+      // A query string may carry a secret: request spans record its parameter names, every value redacted.
+      Layer.provide(Layer.succeed(UrlParams.CurrentRedactedNames, [/^/])),
+      Layer.provideMerge(NodeHttpServer.layer(createServer, { port: options.port, host: options.host }))
     )
 
-    const seeded = Layer.effectDiscard(Effect.gen(function*() {
-      const organization = yield* Seed.apply(seed, baseDir)
-      const adminUser = seed.users?.[0]
-      const token = yield* Effect.promise(() =>
-        TokenVerifier.signHs256(jwtSecret, { sub: adminUser?.id ?? "admin", ...(adminUser === undefined ? {} : { email: adminUser.email }) }, { issuer, audience })
-      )
-      const apiKey = adminUser === undefined ? undefined : yield* developmentApiKey(options.dataDir, adminUser.id)
-      yield* onStart({ url: `http://${options.host}:${options.port}`, organization, token, apiKey, jwtSecret, issuer, audience, mcpAudience })
+    const application = Layer.effectDiscard(Effect.gen(function*() {
+      // Loaded once the server listens: these modules (Malloy, DuckDB, PGlite, the cluster) take a while.
+      const { make } = yield* Effect.promise(() => import("./App.ts"))
+      const app = yield* make(options, (doing) => Ref.set(state, { _tag: "Starting", doing })).pipe(Scope.provide(appScope))
+      yield* Ref.set(state, { _tag: "Ready", app })
+      yield* onStart(app.started)
     }))
 
-    const mailer = options.smtpUrl === undefined
-      ? Layer.empty
-      : OutboxMailer.layer({ url: Redacted.make(options.smtpUrl), from: options.smtpFrom ?? "modelgate@localhost" })
-
-    return Layer.merge(HttpRouter.serve(routes, { disableLogger: options.requestLog === false }), mailer).pipe(
-      Layer.provideMerge(seeded),
-      Layer.provideMerge(services),
-      Layer.provide(NodeHttpServer.layer(createServer, { port: options.port, host: options.host })),
-      Layer.provide(NodeServices.layer)
-    )
+    return application.pipe(Layer.provideMerge(listening))
   }))
-

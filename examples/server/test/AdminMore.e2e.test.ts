@@ -36,6 +36,22 @@ const snapshot = (r: Running, token: string) =>
     call(`${base(r)}/packages/shop/permissions`, { token })
   ]).then((all) => all.map((x) => x.text))
 
+/** Waits until the version's build and the connection's indexing are finished (2 minutes at most). */
+const settled = async (r: Running, token: string) => {
+  const deadline = Date.now() + 120_000
+  for (;;) {
+    const [connection, version] = await Promise.all([
+      call(`${base(r)}/connections/warehouse`, { token }),
+      call(`${base(r)}/packages/shop/versions/1.0.0`, { token })
+    ])
+    const indexing = (connection.json as { indexingStatus?: string }).indexingStatus
+    const build = (version.json as { buildStatus?: string }).buildStatus
+    if (indexing !== undefined && ["INDEXED", "FAILED", "SKIPPED"].includes(indexing) && build !== "BUILDING") return
+    if (Date.now() > deadline) throw new Error(`background jobs did not settle: indexing ${indexing}, build ${build}`)
+    await new Promise((done) => setTimeout(done, 100))
+  }
+}
+
 const specCodes = new Set(["VALIDATION_ERROR", "AUTHENTICATION_REQUIRED", "INSUFFICIENT_PERMISSIONS", "RESOURCE_NOT_FOUND", "CONFLICT", "RATE_LIMIT_EXCEEDED"])
 
 // Malformed requests: every object carries an unknown field (always invalid), or the body is not JSON,
@@ -102,6 +118,8 @@ const suite = (backend: "pglite" | "postgres") => describe(`admin API end to end
     Effect.gen(function*() {
       const r = yield* start(seed, { backend })
       const token = yield* Effect.promise(() => r.token("root"))
+      // The seed's publish and connection start background jobs: compare once they have settled.
+      yield* Effect.promise(() => settled(r, token))
       const before = yield* Effect.promise(() => snapshot(r, token))
       const connectionFields = ["name", "type", "proxy", "postgresConnection", "duckdbConnection", "includeTables", "excludeTables", "excludeAllTables", "template", "fingerprint"]
       yield* Effect.promise(() => fuzz(token, "PATCH", (c) => `${base(r)}/connections/${c.path || "warehouse"}${c.query}`, connectionFields, 2000))

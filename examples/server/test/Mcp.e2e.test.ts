@@ -66,8 +66,15 @@ const connect = async (authorization: string | undefined, path = "/mcp", protoco
   const transport = new StreamableHTTPClientTransport(new URL(`${server.url}${path}`), {
     requestInit: { headers: authorization === undefined ? {} : { Authorization: authorization } }
   })
+  if (protocolVersion !== undefined) {
+    // The SDK client always asks for its latest revision: ask for an older one at initialize, as an
+    // older client would, so that the server negotiates it (and binds the session to it).
+    const send = transport.send.bind(transport)
+    transport.send = (message, options) =>
+      send("method" in message && message.method === "initialize" ? { ...message, params: { ...message.params, protocolVersion } } : message, options)
+  }
   await client.connect(transport)
-  if (protocolVersion !== undefined) transport.setProtocolVersion(protocolVersion)
+  if (protocolVersion !== undefined) assert.strictEqual(transport.protocolVersion, protocolVersion)
   return client
 }
 
@@ -217,16 +224,26 @@ describe("MCP server end to end (pglite)", () => {
   it("bad parameters, bad queries, unknown versions and unknown tools", async () => {
     const client = await connect(`ApiKey ${keys.admin}`)
     try {
-      const both = await callTool(client, "execute_query", query("ecommerce", { query: "run: orders -> { aggregate: order_count }", source_name: "orders" }))
-      assert.strictEqual(both.isError, true)
-      assert.match(textOf(both), /exactly one pattern/)
-      const neither = await callTool(client, "execute_query", query("ecommerce", {}))
-      assert.strictEqual(neither.isError, true)
-      const noSource = await callTool(client, "execute_query", query("ecommerce", { query_name: "by_category" }))
-      assert.match(textOf(noSource), /requires source_name/)
-      const missing = await callTool(client, "execute_query", { project_name: "demo", query: "run: x -> {}" })
-      assert.strictEqual(missing.isError, true)
-      assert.match(textOf(missing), /package_name/)
+      // Protocol misuse is a JSON-RPC error -32602 (invalid params), not a tool result.
+      const rejected = (name: string, args: Record<string, unknown>) =>
+        client.callTool({ name, arguments: args }).then(
+          (result) => assert.fail(`expected -32602, got a result: ${JSON.stringify(result).slice(0, 200)}`),
+          (e: unknown) => e as { code?: number; message?: string }
+        )
+      const both = await rejected("execute_query", query("ecommerce", { query: "run: orders -> { aggregate: order_count }", source_name: "orders" }))
+      assert.strictEqual(both.code, -32602)
+      assert.match(String(both.message), /exactly one pattern/)
+      const neither = await rejected("execute_query", query("ecommerce", {}))
+      assert.strictEqual(neither.code, -32602)
+      const noSource = await rejected("execute_query", query("ecommerce", { query_name: "by_category" }))
+      assert.match(String(noSource.message), /requires source_name/)
+      const missing = await rejected("execute_query", { project_name: "demo", query: "run: x -> {}" })
+      assert.strictEqual(missing.code, -32602)
+      assert.match(String(missing.message), /package_name/)
+      const extra = await rejected("execute_query", query("ecommerce", { query: "run: orders -> { aggregate: order_count }", sql: "select 1" }))
+      assert.strictEqual(extra.code, -32602)
+      const empty = await rejected("execute_query", query("ecommerce", { query: "  " }))
+      assert.strictEqual(empty.code, -32602)
 
       const unknownField = await callTool(client, "execute_query", query("ecommerce", { query: "run: orders -> { aggregate: no_such_measure }" }))
       assert.strictEqual(unknownField.isError, true)
@@ -236,9 +253,11 @@ describe("MCP server end to end (pglite)", () => {
       const unknownVersion = await callTool(client, "execute_query", query("ecommerce", { query: "run: orders -> { aggregate: order_count }", version_id: "9.9.9" }))
       assert.match(textOf(unknownVersion), /9\.9\.9 .*not found/)
 
-      const chain = await callTool(client, "get_context", { natural_language_query: "orders by channel", package_name: "ecommerce" })
-      assert.strictEqual(chain.isError, true)
-      assert.match(textOf(chain), /package_name requires project_name/)
+      const chain = await rejected("get_context", { natural_language_query: "orders by channel", package_name: "ecommerce" })
+      assert.strictEqual(chain.code, -32602)
+      assert.match(String(chain.message), /package_name requires project_name/)
+      const noQuestion = await rejected("get_context", { project_name: "demo" })
+      assert.strictEqual(noQuestion.code, -32602)
 
       const unknownTool = await client.callTool({ name: "drop_tables", arguments: {} }).then(() => undefined, (e: unknown) => e)
       assert.match(String(unknownTool), /-32602|Unknown tool/)
@@ -260,6 +279,14 @@ describe("MCP server end to end (pglite)", () => {
       assert.isTrue(entities.some((e) => /(^|\.)(channel|order_count)$/.test(String(e["name"]))), JSON.stringify(entities.map((e) => e["name"])))
       assert.isArray(result.structuredContent?.["next_steps"])
       assert.isString(result.structuredContent?.["modeling_documentation"])
+
+      // `limit` caps the entities of each phrase in each source; out of range is invalid params.
+      const capped = await callTool(client, "get_context", { natural_language_query: "How many orders per sales channel?", project_name: "demo", limit: 1 })
+      const cappedSources = capped.structuredContent?.["sources"] as ReadonlyArray<{ phrases: ReadonlyArray<{ entities: ReadonlyArray<unknown> }> }>
+      assert.isAbove(cappedSources.length, 0)
+      for (const source of cappedSources) for (const phrase of source.phrases) assert.isAtMost(phrase.entities.length, 1)
+      const outOfRange = await client.callTool({ name: "get_context", arguments: { natural_language_query: "orders", limit: 0 } }).then(() => undefined, (e: unknown) => e as { code?: number })
+      assert.strictEqual(outOfRange?.code, -32602)
     } finally {
       await client.close()
     }
@@ -303,6 +330,38 @@ describe("MCP server end to end (pglite)", () => {
     assert.strictEqual(evil.status, 403)
     const badVersion = await post({ jsonrpc: "2.0", id: 1, method: "ping" }, { "mcp-protocol-version": "1999-01-01" })
     assert.strictEqual(badVersion.status, 400)
+  })
+
+  it("issues Mcp-Session-Id at initialize and checks it on later requests (principal, URL, revision)", async () => {
+    const post = (body: unknown, key: string, headers: Record<string, string> = {}, path = "/mcp") =>
+      fetch(`${server.url}${path}`, {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/json, text/event-stream", authorization: `ApiKey ${key}`, ...headers },
+        body: JSON.stringify(body)
+      })
+    const initialize = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "0" } } }
+    const started = await post(initialize, keys.admin)
+    assert.strictEqual(started.status, 200)
+    const session = started.headers.get("mcp-session-id")
+    assert.isString(session)
+    assert.match(session ?? "", /^[\x21-\x7e]+$/)
+    const list = { jsonrpc: "2.0", id: 2, method: "tools/list" }
+    const withSession = (key: string, id: string, path = "/mcp", version = "2025-06-18") =>
+      post(list, key, { "mcp-session-id": id, "mcp-protocol-version": version }, path)
+    assert.strictEqual((await withSession(keys.admin, session ?? "")).status, 200)
+    // Another principal, another URL, a tampered id, another revision.
+    assert.strictEqual((await withSession(keys.analyst, session ?? "")).status, 404)
+    assert.strictEqual((await withSession(keys.admin, session ?? "", "/mcp/workspace/retail")).status, 404)
+    const tampered = `${(session ?? "").slice(0, -2)}${(session ?? "").endsWith("AA") ? "BB" : "AA"}`
+    const forged = await withSession(keys.admin, tampered)
+    assert.strictEqual(forged.status, 404)
+    assert.match(((await forged.json()) as { error: { message: string } }).error.message, /initialize again/)
+    assert.strictEqual((await withSession(keys.admin, session ?? "", "/mcp", "2025-03-26")).status, 400)
+    // Without the header a request is still served: sessions are offered, not required.
+    assert.strictEqual((await post(list, keys.admin)).status, 200)
+    // A session cannot be ended early: DELETE is not allowed.
+    const ended = await fetch(`${server.url}/mcp`, { method: "DELETE", headers: { authorization: `ApiKey ${keys.admin}`, "mcp-session-id": session ?? "" } })
+    assert.strictEqual(ended.status, 405)
   })
 
   it("a bearer JWT for the MCP resource authenticates too; an admin API token (another audience) does not", async () => {

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Fiber } from "effect"
 import { spawn } from "node:child_process"
 import { mkdtempSync, statSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -10,7 +10,7 @@ import { freePort } from "./TestServer.ts"
 const main = resolve(import.meta.dirname, "../src/main.ts")
 
 describe("the example server process", () => {
-  it.live("starts on embedded defaults, prints its URLs and a token, serves /health, and exits 0 on SIGTERM", () =>
+  it.live("starts on embedded defaults: /health at once, /ready 503 until the seed is loaded, then its URLs and a token; exits 0 on SIGTERM", () =>
     Effect.gen(function*() {
       const port = yield* freePort()
       const dataDir = mkdtempSync(join(tmpdir(), "modelgate-start-"))
@@ -20,7 +20,7 @@ describe("the example server process", () => {
       })
       const exited = new Promise<number | null>((done) => child.on("exit", (code) => done(code)))
       let token = ""
-      const apiKey = yield* Effect.promise(() =>
+      const printed = Effect.promise(() =>
         new Promise<string>((done, fail) => {
           createInterface({ input: child.stdout }).on("line", (line) => {
             const match = /^\s+token:\s+(\S+)$/.exec(line)
@@ -31,6 +31,26 @@ describe("the example server process", () => {
           child.on("exit", (code) => fail(new Error(`exited early with ${code}`)))
         })
       )
+      // Liveness comes first: /health answers while storage opens (initdb of a fresh directory takes
+      // seconds) and the seed loads; meanwhile /ready and the API answer 503 with the reason.
+      const key = yield* Effect.forkChild(printed)
+      let live = 0
+      while (live !== 200) {
+        live = yield* Effect.promise(() => fetch(`http://127.0.0.1:${port}/health`).then((r) => r.status, () => 0))
+        if (live !== 200) yield* Effect.sleep("20 millis")
+      }
+      const starting = yield* Effect.promise(() => fetch(`http://127.0.0.1:${port}/ready`))
+      assert.strictEqual(starting.status, 503)
+      const reason = (yield* Effect.promise(() => starting.json())) as { status: string; reason: string }
+      assert.strictEqual(reason.status, "starting")
+      assert.match(reason.reason, /^The server is starting: /)
+      const early = yield* Effect.promise(() => fetch(`http://127.0.0.1:${port}/api/v0/organizations/demo/environments/demo/connections`))
+      assert.strictEqual(early.status, 503)
+      assert.strictEqual(early.headers.get("retry-after"), "1")
+      assert.strictEqual(((yield* Effect.promise(() => early.json())) as { code: string }).code, "INTERNAL_ERROR")
+      const apiKey = yield* Fiber.join(key)
+      const ready = yield* Effect.promise(() => fetch(`http://127.0.0.1:${port}/ready`))
+      assert.strictEqual(ready.status, 200)
       const health = yield* Effect.promise(() => fetch(`http://127.0.0.1:${port}/health`))
       assert.strictEqual(health.status, 200)
       const connections = yield* Effect.promise(() =>

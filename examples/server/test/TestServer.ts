@@ -44,7 +44,12 @@ export interface Running {
 }
 
 /** Starts a server with `seed` (an object written to a temp file) for the current scope. */
-export const start = (seed: unknown, options: { readonly backend: "pglite" | "postgres"; readonly rateLimit?: number; readonly adminHost?: string }) =>
+export const start = (seed: unknown, options: {
+  readonly backend: "pglite" | "postgres"
+  readonly rateLimit?: number
+  readonly adminHost?: string
+  readonly oauth?: { readonly jwksUrl: string; readonly issuer: string }
+}) =>
   Effect.gen(function*() {
     const dir = mkdtempSync(join(tmpdir(), "modelgate-e2e-"))
     const seedPath = join(dir, "seed.json")
@@ -61,7 +66,8 @@ export const start = (seed: unknown, options: { readonly backend: "pglite" | "po
       secretKeys: `*e2e=${btoa(String.fromCharCode(...new Uint8Array(32).fill(9)))}`,
       rateLimit: options.rateLimit ?? 1_000_000,
       connectTimeoutMillis: 3_000,
-      adminHost: options.adminHost
+      adminHost: options.adminHost,
+      oauth: options.oauth
     }, (s) => Effect.sync(() => {
       started = s
     })).pipe(Layer.provide(Logger.layer([Logger.make((o) => {

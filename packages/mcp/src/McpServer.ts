@@ -1,24 +1,29 @@
 /**
  * The MCP server as routes a host application mounts beside the admin API: `POST /mcp` and
- * `POST /mcp/workspace/{workspace}` speak Streamable HTTP (JSON responses, stateless) through the
+ * `POST /mcp/workspace/{workspace}` speak Streamable HTTP (JSON responses, signed sessions that any
+ * instance verifies, see McpSession) through the
  * official SDK's web-standard transport, and `/.well-known/oauth-protected-resource` serves the
  * RFC 9728 metadata. Callers authenticate with `ApiKey <key>` or a bearer JWT; the tools are
  * in McpTools.
  */
-import { DateTime, Effect, Layer } from "effect"
+import { Clock, Context, DateTime, Effect, Layer, Result } from "effect"
 import { HttpRouter, type HttpServerRequest, HttpServerResponse } from "effect/http"
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js"
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from "@modelcontextprotocol/sdk/types.js"
 import { Access, ApiKeys, OrganizationRepo, Roles, UserRepo } from "@modelgate/core"
 import { TokenVerifier } from "@modelgate/http"
+import * as McpSession from "./McpSession.ts"
 import * as McpTools from "./McpTools.ts"
 
 /** How the MCP server is set up. */
 export interface Options {
   /** The organization the MCP URLs serve (the host's organization). */
   readonly organization: string
-  /** The public base URL (e.g. `https://mcp.example.com`); absent: derived from the request's Host. */
+  /**
+   * The public base URL (e.g. `https://mcp.example.com`, or `https://example.com/platform` when a host
+   * mounts the routes under `/platform`); absent: derived from the request's Host.
+   */
   readonly publicUrl?: string | undefined
   /** OAuth authorization servers announced in the protected-resource metadata. */
   readonly authorizationServers?: ReadonlyArray<string> | undefined
@@ -26,6 +31,13 @@ export interface Options {
   readonly allowedOrigins?: ReadonlyArray<string> | undefined
   /** Rows returned by execute_query; defaults to 1,000 (the runtime caps it). */
   readonly rowLimit?: number | undefined
+  /**
+   * Secret from which the `Mcp-Session-Id` signing key is derived; give every instance behind a
+   * load balancer the same one. Absent: a random key per process (sessions end with it).
+   */
+  readonly sessionSecret?: string | Uint8Array | undefined
+  /** How long a session id stays valid; defaults to 24 hours. */
+  readonly sessionTtlMillis?: number | undefined
 }
 
 /** What the routes need from the host. */
@@ -39,6 +51,24 @@ const rpcError = (status: number, code: number, message: string, headers: Record
 const baseUrl = (options: Options, request: HttpServerRequest.HttpServerRequest) =>
   (options.publicUrl ?? `http://${request.headers["host"] ?? "localhost"}`).replace(/\/+$/, "")
 
+/** Whether a JSON-RPC body is an `initialize` request. */
+const isInitialize = (body: unknown): boolean =>
+  typeof body === "object" && body !== null && !Array.isArray(body) && "method" in body && body.method === "initialize"
+
+/** The protocol revision an `initialize` response negotiated, if it succeeded. */
+const protocolVersionOf = (text: string): string | undefined => {
+  try {
+    const parsed: unknown = JSON.parse(text)
+    if (typeof parsed !== "object" || parsed === null || !("result" in parsed)) return undefined
+    const result = parsed.result
+    return typeof result === "object" && result !== null && "protocolVersion" in result && typeof result.protocolVersion === "string"
+      ? result.protocolVersion
+      : undefined
+  } catch {
+    return undefined
+  }
+}
+
 /** The routes: MCP endpoints and the protected-resource metadata. */
 export const layerRoutes = (options: Options): Layer.Layer<never, never, Requirements> =>
   Layer.unwrap(Effect.gen(function*() {
@@ -48,6 +78,8 @@ export const layerRoutes = (options: Options): Layer.Layer<never, never, Require
     const access = yield* Access.Access
     const organizations = yield* OrganizationRepo.OrganizationRepo
     const rowLimit = options.rowLimit ?? 1_000
+    const sessionKey = options.sessionSecret === undefined ? McpSession.randomKey() : McpSession.keyFrom(options.sessionSecret)
+    const sessionTtl = options.sessionTtlMillis ?? 24 * 60 * 60 * 1000
 
     const unauthorized = (request: HttpServerRequest.HttpServerRequest, message: string) =>
       rpcError(401, -32001, message, {
@@ -78,9 +110,17 @@ export const layerRoutes = (options: Options): Layer.Layer<never, never, Require
       return Effect.succeed(undefined)
     }
 
-    const makeServer = (call: McpTools.CallContext) => {
+    const makeServer = (call: McpTools.CallContext, request: Context.Context<never>) => {
       const server = new Server({ name: "modelgate", version: "0.0.0" }, { capabilities: { tools: {} }, instructions: McpTools.instructions })
-      const run = Effect.runPromiseWith(services)
+      // A tool runs in the request's context over the layer's services: its spans are children of the
+      // request's span and carry its annotations (the request id), its logs the request's annotations.
+      const context = Context.merge(request, services)
+      // Protocol misuse rejects with -32602 (the SDK turns a thrown McpError into a JSON-RPC error).
+      const run = (tool: Effect.Effect<McpTools.ToolResult, McpTools.InvalidParams, McpTools.Services>) =>
+        Effect.runPromiseWith(context)(Effect.result(tool)).then((result) => {
+          if (Result.isFailure(result)) throw new McpError(ErrorCode.InvalidParams, result.failure.message)
+          return result.success
+        })
       server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: McpTools.definitions.map((t) => ({ ...t })) }))
       server.setRequestHandler(CallToolRequestSchema, (request) => {
         const args = request.params.arguments
@@ -101,10 +141,12 @@ export const layerRoutes = (options: Options): Layer.Layer<never, never, Require
         const base = baseUrl(options, request)
         // Browsers send Origin: only the server's own origin and configured ones may call (DNS rebinding).
         const origin = request.headers["origin"]
-        if (origin !== undefined && origin !== base && !(options.allowedOrigins ?? []).includes(origin)) {
+        // The base URL may carry the path a host mounts the routes under: compare origins only.
+        if (origin !== undefined && origin !== new URL(base).origin && !(options.allowedOrigins ?? []).includes(origin)) {
           return rpcError(403, -32000, `Origin ${origin} is not allowed`)
         }
-        // Stateless JSON responses: no server-initiated stream (GET) and no session to delete.
+        // JSON responses only: no server-initiated stream (GET); sessions are signed, not stored, so a
+        // client cannot end one early (DELETE answers 405, as the protocol allows) and it simply expires.
         if (request.method !== "POST") {
           return rpcError(405, -32000, "Method not allowed: send JSON-RPC requests with POST", { allow: "POST" })
         }
@@ -120,7 +162,20 @@ export const layerRoutes = (options: Options): Layer.Layer<never, never, Require
         }
         const body = yield* request.json.pipe(Effect.option)
         if (body._tag === "None") return rpcError(400, ErrorCode.ParseError, "Parse error: the body is not JSON")
-        const server = makeServer({ actor, organization: options.organization, workspace, rowLimit })
+        const path = workspace === undefined ? "/mcp" : `/mcp/workspace/${workspace}`
+        const initializing = isInitialize(body.value)
+        const sessionId = request.headers["mcp-session-id"]
+        if (!initializing && sessionId !== undefined) {
+          const now = yield* Clock.currentTimeMillis
+          const checked = McpSession.verify(sessionKey, sessionId, { principal: actor.userId, path, now })
+          // 404 tells the client to start a new session (MCP, Streamable HTTP, session management).
+          if (!checked.ok) return rpcError(404, -32001, `Session not found (${checked.reason.replace("_", " ")}): initialize again`)
+          const version = request.headers["mcp-protocol-version"]
+          if (version !== undefined && version !== checked.session.protocolVersion) {
+            return rpcError(400, -32000, `MCP-Protocol-Version ${version} differs from the session's ${checked.session.protocolVersion}`)
+          }
+        }
+        const server = makeServer({ actor, organization: options.organization, workspace, rowLimit }, yield* Effect.context<never>())
         const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: true })
         const headers = new Headers()
         for (const [name, value] of Object.entries(request.headers)) headers.set(name, value)
@@ -136,7 +191,17 @@ export const layerRoutes = (options: Options): Layer.Layer<never, never, Require
             await server.close()
           }
         })
-        const responseHeaders = Object.fromEntries(response.headers.filter(([name]) => name !== "content-length"))
+        const responseHeaders: Record<string, string> = Object.fromEntries(response.headers.filter(([name]) => name !== "content-length"))
+        const negotiated = initializing && response.status === 200 ? protocolVersionOf(response.text) : undefined
+        if (negotiated !== undefined) {
+          const now = yield* Clock.currentTimeMillis
+          responseHeaders["mcp-session-id"] = McpSession.issue(sessionKey, {
+            principal: actor.userId,
+            path,
+            protocolVersion: negotiated,
+            expiresAt: now + sessionTtl
+          })
+        }
         return response.text === ""
           ? HttpServerResponse.empty({ status: response.status, headers: responseHeaders })
           : HttpServerResponse.text(response.text, {

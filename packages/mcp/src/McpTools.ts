@@ -9,12 +9,13 @@ import {
   Access,
   OrganizationRepo,
   PackageRepo,
+  PackageVersion,
   PermissionRepo,
   Roles,
   SemanticRuntime,
   VersionRepo
 } from "@modelgate/core"
-import type { PackageVersion } from "@modelgate/core"
+import { Guidance, Retrieval } from "@modelgate/retrieval"
 
 /** Who calls and through which URL. */
 export interface CallContext {
@@ -33,6 +34,7 @@ export type Services =
   | PermissionRepo.PermissionRepo
   | OrganizationRepo.OrganizationRepo
   | SemanticRuntime.SemanticRuntime
+  | Retrieval.Retrieval
 
 /** A tool result as the MCP protocol carries it. */
 export interface ToolResult {
@@ -46,6 +48,15 @@ export interface ToolResult {
 export class ToolFailure extends Schema.TaggedError<ToolFailure>()("ToolFailure", { message: Schema.String }) {}
 
 const fail = (message: string) => Effect.fail(new ToolFailure({ message }))
+
+/**
+ * Protocol misuse: arguments that do not fit the tool's input schema (missing, unknown or
+ * mistyped), or parameters given in a combination the tool forbids. The server answers it as a
+ * JSON-RPC error -32602 (invalid params), not as a tool result.
+ */
+export class InvalidParams extends Schema.TaggedError<InvalidParams>()("InvalidParams", { message: Schema.String }) {}
+
+const invalid = (message: string) => Effect.fail(new InvalidParams({ message }))
 
 /** Plain JSON: bigints become numbers (or strings beyond 2^53), dates ISO strings. */
 const toJson = (value: unknown): Record<string, unknown> =>
@@ -76,7 +87,8 @@ const GetContextArgs = Schema.Struct({
   project_name: optionalString,
   package_name: optionalString,
   model_uri: optionalString,
-  source_name: optionalString
+  source_name: optionalString,
+  limit: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 50 })))
 })
 
 const decodeArgs = <S extends Schema.ConstraintDecoder<unknown>>(schema: S, tool: string) => {
@@ -85,7 +97,7 @@ const decodeArgs = <S extends Schema.ConstraintDecoder<unknown>>(schema: S, tool
     const exit = decode(args ?? {}, { onExcessProperty: "error" })
     return Exit.isSuccess(exit)
       ? Effect.succeed(exit.value)
-      : fail(`Invalid arguments for ${tool}: ${exit.cause.toString().split("\n").slice(0, 6).join(" ")}`)
+      : invalid(`Invalid arguments for ${tool}: ${exit.cause.toString().split("\n").slice(0, 6).join(" ")}`)
   }
 }
 
@@ -145,8 +157,9 @@ export const definitions = [
     description:
       "Finds the sources, dimensions, measures and views of the published models that bear on a question. " +
       "Narrow with project_name, then package_name, then model_uri, then source_name (each requires the ones before); " +
-      "remove them from right to left to widen. Ranking is currently a simple word overlap between the question and " +
-      "entity names and docs (a placeholder until semantic retrieval lands).",
+      "remove them from right to left to widen. The question is split into phrases; each phrase is matched to entities " +
+      "by name, by the modelers' documentation, by meaning, and by stored values of dimensions, with scores from 0 to 1. " +
+      "A question unrelated to every model returns no sources.",
     inputSchema: {
       type: "object",
       properties: {
@@ -154,7 +167,8 @@ export const definitions = [
         project_name: { ...str, description: "Project to search; only when known" },
         package_name: { ...str, description: "Package to search; requires project_name" },
         model_uri: { ...str, description: "Path of a model file; requires project_name and package_name" },
-        source_name: { ...str, description: "Source within the model; requires project_name, package_name and model_uri" }
+        source_name: { ...str, description: "Source within the model; requires project_name, package_name and model_uri" },
+        limit: { type: "integer", minimum: 1, maximum: 50, description: "Entities per phrase and source (default 10)" }
       },
       required: ["natural_language_query"],
       additionalProperties: false
@@ -210,21 +224,23 @@ const locationOf = (record: PackageVersion.VersionRecord): SemanticRuntime.Versi
   environment: record.environment,
   package: record.package,
   version: record.id,
-  location: record.location
+  location: record.location,
+  // Persist sources whose build succeeded are read from their tables.
+  builds: PackageVersion.builtTablesOf(record)
 })
 
 /** `execute_query`. */
-export const executeQuery = (call: CallContext, args: unknown): Effect.Effect<ToolResult, never, Services> =>
+export const executeQuery = (call: CallContext, args: unknown): Effect.Effect<ToolResult, InvalidParams, Services> =>
   Effect.gen(function*() {
     const a = yield* decodeExecuteQuery(args)
     const custom = a.query !== undefined
     const named = a.query_name !== undefined
     if (custom && (named || a.source_name !== undefined)) {
-      return yield* fail("Use exactly one pattern: either query alone, or query_name with source_name (source_name must not be given with query)")
+      return yield* invalid("Use exactly one pattern: either query alone, or query_name with source_name (source_name must not be given with query)")
     }
-    if (!custom && !named) return yield* fail("Give either query (a custom query) or query_name with source_name")
-    if (named && a.source_name === undefined) return yield* fail("query_name requires source_name")
-    if (custom && a.query?.trim() === "") return yield* fail("query is empty")
+    if (!custom && !named) return yield* invalid("Give either query (a custom query) or query_name with source_name")
+    if (named && a.source_name === undefined) return yield* invalid("query_name requires source_name")
+    if (custom && a.query?.trim() === "") return yield* invalid("query is empty")
     const record = yield* servedVersion(call, a.project_name, a.package_name, a.version_id)
     const runtime = yield* SemanticRuntime.SemanticRuntime
     const request: SemanticRuntime.QueryRequest = a.query !== undefined
@@ -245,45 +261,34 @@ export const executeQuery = (call: CallContext, args: unknown): Effect.Effect<To
       }
     })
   }).pipe(
-    Effect.catch((e) => Effect.succeed(failure(e.message))),
+    Effect.catchTag("ToolFailure", (e) => Effect.succeed(failure(e.message))),
     Effect.withSpan("mcp.execute_query")
   )
 
-const stopWords = new Set(["the", "and", "for", "with", "what", "which", "who", "how", "are", "was", "were", "per", "by", "of", "in", "on", "to", "a", "an", "is", "me", "show", "give", "list", "top", "most", "best"])
-
-/** Lower-case words of at least three letters, singular-ish (a trailing s dropped). */
-const words = (text: string) =>
-  text.toLowerCase().split(/[^a-z0-9]+/).filter((w) => w.length >= 3 && !stopWords.has(w)).map((w) => w.replace(/s$/, ""))
-
-const modelingDocumentation = [
-  "Malloy queries: `run: <source> -> { group_by: <dimension>; aggregate: <measure>; where: <condition>; order_by: <field> desc; limit: 10 }`.",
-  "Reuse a view: `run: <source> -> <view>` or refine it: `run: <source> -> <view> + { where: ... }`.",
-  "Joined fields are written with their path: `products.category`.",
-  "Common errors: an unknown field (check the entity names returned here), aggregating a dimension (use a measure or `count()`), and a `where` on a measure (use `having`)."
-].join("\n")
-
-/** `get_context`: a placeholder ranking by word overlap; semantic retrieval is issue 6. */
-export const getContext = (call: CallContext, args: unknown): Effect.Effect<ToolResult, never, Services> =>
+/** `get_context`: phrases of the question matched against the index of every version the caller may view. */
+export const getContext = (call: CallContext, args: unknown): Effect.Effect<ToolResult, InvalidParams, Services> =>
   Effect.gen(function*() {
     const a = yield* decodeGetContext(args)
     // The dependency chain: project_name, then package_name, then model_uri, then source_name.
-    if (a.package_name !== undefined && a.project_name === undefined) return yield* fail("package_name requires project_name")
+    if (a.package_name !== undefined && a.project_name === undefined) return yield* invalid("package_name requires project_name")
     if (a.model_uri !== undefined && (a.project_name === undefined || a.package_name === undefined)) {
-      return yield* fail("model_uri requires project_name and package_name")
+      return yield* invalid("model_uri requires project_name and package_name")
     }
     if (a.source_name !== undefined && (a.project_name === undefined || a.package_name === undefined || a.model_uri === undefined)) {
-      return yield* fail("source_name requires project_name, package_name and model_uri")
+      return yield* invalid("source_name requires project_name, package_name and model_uri")
     }
+    if (a.natural_language_query.trim() === "") return yield* invalid("natural_language_query is empty")
     const organizations = yield* OrganizationRepo.OrganizationRepo
     const packages = yield* PackageRepo.PackageRepo
-    const runtime = yield* SemanticRuntime.SemanticRuntime
+    const retrieval = yield* Retrieval.Retrieval
     const projects = a.project_name !== undefined
       ? [a.project_name]
       : (yield* organizations.listEnvironments(call.organization)).map((e) => e.name)
-    const question = new Set(words(a.natural_language_query))
-    const sources: Array<Record<string, unknown>> = []
+    const targets: Array<Retrieval.Target> = []
     for (const project of projects) {
-      const names = a.package_name !== undefined ? [a.package_name] : (yield* packages.list({ organization: call.organization, environment: project })).map((p) => p.name)
+      const names = a.package_name !== undefined
+        ? [a.package_name]
+        : (yield* packages.list({ organization: call.organization, environment: project })).map((p) => p.name)
       for (const pkg of names) {
         // A named package the caller may not see is an error; others it may not see are skipped.
         const served = servedVersion(call, project, pkg, undefined)
@@ -291,65 +296,25 @@ export const getContext = (call: CallContext, args: unknown): Effect.Effect<Tool
           ? yield* served
           : yield* served.pipe(Effect.catch(() => Effect.succeed(undefined)))
         if (record === undefined) continue
-        const models = yield* runtime.describe(locationOf(record)).pipe(Effect.mapError((e) => new ToolFailure({ message: e.message })))
-        for (const model of models) {
-          if (a.model_uri !== undefined && model.modelPath !== a.model_uri) continue
-          const bySource = new Map<string, Array<Record<string, unknown> & { readonly score: number }>>()
-          for (const entity of model.entities) {
-            if (a.source_name !== undefined && entity.source !== a.source_name) continue
-            const text = [entity.name, ...entity.path, entity.doc ?? ""].join(" ")
-            const matched = [...new Set(words(text))].filter((w) => question.has(w))
-            if (matched.length === 0) continue
-            const score = Math.min(1, matched.length / Math.max(1, question.size))
-            const list = bySource.get(entity.source) ?? []
-            list.push({
-              name: [...entity.path, entity.name].join("."),
-              field_type: entity.kind,
-              data_type: entity.dataType,
-              description: entity.doc ?? "",
-              score,
-              match_reason: `words in common with the question: ${matched.join(", ")}`
-            })
-            bySource.set(entity.source, list)
-          }
-          for (const [source, entities] of bySource) {
-            entities.sort((x, y) => y.score - x.score)
-            const top = entities.slice(0, 25)
-            sources.push({
-              project_name: project,
-              package_name: pkg,
-              model_uri: model.modelPath,
-              source_name: source,
-              version_id: record.id,
-              phrases: [{
-                phrase: a.natural_language_query,
-                phrase_description: "The whole question (phrases are extracted once the retrieval package lands, issue 6)",
-                overall_score: top[0]?.score ?? 0,
-                entities: top
-              }]
-            })
-          }
-        }
+        targets.push({
+          project,
+          package: pkg,
+          version: locationOf(record),
+          versionId: record.id,
+          modelUri: a.model_uri,
+          sourceName: a.source_name
+        })
       }
     }
-    sources.sort((x, y) => score(y) - score(x))
+    const result = yield* retrieval.search({ question: a.natural_language_query, targets, limit: a.limit }).pipe(
+      Effect.mapError((e) => new ToolFailure({ message: e.message }))
+    )
     return success({
-      sources,
-      next_steps: [
-        "Pick the source whose entities best match the question.",
-        "Call execute_query with project_name, package_name and model_uri from that source: a view by query_name + source_name, or a custom query `run: <source> -> { group_by: ...; aggregate: ... }` using the entity names returned.",
-        "If nothing matches, remove parameters from right to left to widen the search."
-      ],
-      modeling_documentation: modelingDocumentation
+      sources: result.sources,
+      next_steps: Guidance.nextSteps,
+      modeling_documentation: Guidance.modelingDocumentation
     })
   }).pipe(
-    Effect.catch((e) => Effect.succeed(failure(e.message))),
+    Effect.catchTag("ToolFailure", (e) => Effect.succeed(failure(e.message))),
     Effect.withSpan("mcp.get_context")
   )
-
-const score = (source: Record<string, unknown>): number => {
-  const phrases = source["phrases"]
-  if (!Array.isArray(phrases)) return 0
-  const first: unknown = phrases[0]
-  return typeof first === "object" && first !== null && "overall_score" in first && typeof first.overall_score === "number" ? first.overall_score : 0
-}

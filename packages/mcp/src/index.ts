@@ -3,4 +3,5 @@
  * get_context tools, ApiKey and bearer authentication, and workspace scoping.
  */
 export * as McpServer from "./McpServer.ts"
+export * as McpSession from "./McpSession.ts"
 export * as McpTools from "./McpTools.ts"
