@@ -5,7 +5,10 @@
  * order items and 2.5M flights), beside raw DuckDB running the same generated SQL
  * in this process, and the ratio, on a warm model.
  *
- *   npm run bench:query [-- --scale 50 --runs 20]
+ *   npm run bench:query [-- --scale 50 --runs 20 --profile DIR]
+ *
+ * `--profile DIR` writes a V8 CPU profile of the server process into DIR (open it in
+ * Chrome's DevTools or speedscope) to see where the time over raw DuckDB goes.
  */
 import { DuckDBInstance } from "@duckdb/node-api"
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
@@ -20,6 +23,8 @@ const arg = (name: string, fallback: number) => {
   return at > 0 ? Number(process.argv[at + 1]) : fallback
 }
 const scale = arg("scale", 50)
+const profileAt = process.argv.indexOf("--profile")
+const profileDir = profileAt > 0 ? resolve(process.argv[profileAt + 1] ?? ".") : undefined
 const runs = arg("runs", 20)
 const root = resolve(import.meta.dirname, "../..")
 const generator = resolve(root, "../shared/fixtures/generate/generate.mjs")
@@ -54,7 +59,8 @@ const freePort = () =>
 
 const startServer = (env: Record<string, string>) =>
   new Promise<ChildProcess>((done, fail) => {
-    const p = spawn(process.execPath, ["--conditions=@modelgate/source", join(root, "examples/server/src/main.ts")], {
+    const profile = profileDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${profileDir}`]
+    const p = spawn(process.execPath, [...profile, "--conditions=@modelgate/source", join(root, "examples/server/src/main.ts")], {
       env: { ...process.env, ...env },
       stdio: ["ignore", "pipe", "inherit"]
     })
@@ -62,7 +68,7 @@ const startServer = (env: Record<string, string>) =>
     createInterface({ input: p.stdout }).on("line", (line) => {
       if (/^\s+token:/.test(line)) done(p)
     })
-    p.on("exit", (code) => fail(new Error(`server exited with ${code}`)))
+    p.once("exit", (code) => fail(new Error(`server exited with ${code}`)))
   })
 
 const stats = (times: ReadonlyArray<number>) => {
@@ -134,7 +140,12 @@ const main = async () => {
   console.log(`\nexecute_query over MCP vs raw DuckDB (scale ${scale}; ${runs} runs each, warm; ms)`)
   console.log(`${"query".padEnd(34)} ${"MCP median".padStart(10)} ${"MCP p95".padStart(9)} ${"DuckDB median".padStart(12)} ${"DuckDB p95".padStart(10)} ${"ratio".padStart(7)}`)
   for (const r of rows) console.log(r)
-  server.kill("SIGTERM")
+  // The server writes its CPU profile as it exits.
+  await new Promise((done) => {
+    server.once("exit", done)
+    server.kill("SIGTERM")
+  })
+  if (profileDir !== undefined) console.log(`\nCPU profile of the server in ${profileDir}`)
 }
 
 main().catch((error: unknown) => {

@@ -9,6 +9,7 @@
 import { Clock, Context, DateTime, Effect, Layer, Result } from "effect"
 import { HttpRouter, type HttpServerRequest, HttpServerResponse } from "effect/http"
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
+import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv"
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js"
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from "@modelcontextprotocol/sdk/types.js"
 import { Access, ApiKeys, OrganizationRepo, Roles, UserRepo } from "@modelgate/core"
@@ -110,8 +111,16 @@ export const layerRoutes = (options: Options): Layer.Layer<never, never, Require
       return Effect.succeed(undefined)
     }
 
+    // One schema validator for every request's server (the SDK would build an Ajv instance per
+    // server, half a millisecond each; it validates only elicitation forms, which modelgate never sends).
+    const jsonSchemaValidator = new AjvJsonSchemaValidator()
+
     const makeServer = (call: McpTools.CallContext, request: Context.Context<never>) => {
-      const server = new Server({ name: "modelgate", version: "0.0.0" }, { capabilities: { tools: {} }, instructions: McpTools.instructions })
+      const server = new Server({ name: "modelgate", version: "0.0.0" }, {
+        capabilities: { tools: {} },
+        instructions: McpTools.instructions,
+        jsonSchemaValidator
+      })
       // A tool runs in the request's context over the layer's services: its spans are children of the
       // request's span and carry its annotations (the request id), its logs the request's annotations.
       const context = Context.merge(request, services)

@@ -59,13 +59,15 @@ export class InvalidParams extends Schema.TaggedError<InvalidParams>()("InvalidP
 const invalid = (message: string) => Effect.fail(new InvalidParams({ message }))
 
 /** Plain JSON: bigints become numbers (or strings beyond 2^53), dates ISO strings. */
-const toJson = (value: unknown): Record<string, unknown> =>
-  JSON.parse(JSON.stringify(value, (_key, v: unknown) =>
-    typeof v === "bigint" ? (Number.isSafeInteger(Number(v)) ? Number(v) : v.toString()) : v))
+// The JSON text of a result (bigints as numbers when safe, else strings); the structured
+// content is parsed back from it, so both carry exactly the same JSON.
+const toJsonText = (value: unknown): string =>
+  JSON.stringify(value, (_key, v: unknown) =>
+    typeof v === "bigint" ? (Number.isSafeInteger(Number(v)) ? Number(v) : v.toString()) : v)
 
 const success = (value: unknown): ToolResult => {
-  const json = toJson(value)
-  return { content: [{ type: "text", text: JSON.stringify(json) }], structuredContent: json }
+  const text = toJsonText(value)
+  return { content: [{ type: "text", text }], structuredContent: JSON.parse(text) as Record<string, unknown> }
 }
 
 const failure = (message: string): ToolResult => ({ content: [{ type: "text", text: message }], isError: true })
