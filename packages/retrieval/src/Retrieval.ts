@@ -279,14 +279,17 @@ export const searchVersion = (
   )
   // An anchoring phrase must be mostly known words ("chess opening" is not, though `opened_at`
   // matches "opening"), and so must the question ("count the syllables in a haiku" is not).
-  const anchored = scored.some((list, i) =>
+  const phraseAnchored = scored.some((list, i) =>
     phrases[i]?.kind !== "time" &&
     isMostlyKnown(analyzed[i]?.known ?? 0, analyzed[i]?.words ?? 0) &&
     list.some((s) => s.reason === "value" ? s.valueKind === "exact" : s.score >= anchorScore)
-  ) && isMostlyKnown(analyzed.reduce((n, a) => n + a.known, 0), analyzed.reduce((n, a) => n + a.words, 0), true)
-  if (!anchored) return []
+  )
+  if (!isMostlyKnown(analyzed.reduce((n, a) => n + a.known, 0), analyzed.reduce((n, a) => n + a.words, 0), true)) return []
   showViews(index, phrases, scored, inScope)
-  describeViews(index, phrases, analyzed, scored, inScope)
+  // A view whose name, doc and fields explain the whole question anchors it too ("which doctors
+  // carry the heaviest caseload" is the doc of a leaderboard view, though no one phrase names a field).
+  const viewAnchor = describeViews(index, phrases, analyzed, scored, inScope)
+  if (!phraseAnchored && viewAnchor < anchorScore) return []
   // Sources with a match other than a time phrase's; time phrases only add to those.
   const groups = new Map<string, { modelPath: string; source: string; phrases: Array<{ i: number; list: Array<Scoring.Scored> }> }>()
   scored.forEach((list, i) => {
@@ -428,7 +431,8 @@ export const viewQuestion = {
  * matching only a field counts `fieldWeight`). Time words and presentation words
  * (`viewCueWords`) count only when they match. The view then answers every phrase that is at least
  * `phraseShare` explained by it, under the phrase's top entity when that is one of its fields
- * (at `viewShare` of it: the field a phrase names still ranks first).
+ * (at `viewShare` of it: the field a phrase names still ranks first). Returns the best whole-question
+ * score of a view that answered some phrase (0 when none did).
  */
 const describeViews = (
   index: EntityIndex.EntityIndex,
@@ -436,8 +440,8 @@ const describeViews = (
   analyzed: ReadonlyArray<Scoring.PhraseAnalysis>,
   scored: Array<Array<Scoring.Scored>>,
   inScope: (e: EntityIndex.Entity) => boolean
-): void => {
-  if (index.views.length === 0) return
+): number => {
+  if (index.views.length === 0) return 0
   // The question's distinct words, each with the phrase it came from.
   const seen = new Set<string>()
   const words: Array<{ i: number; id: number; weight: number; optional: boolean; cue: boolean; sims: Float32Array }> = []
@@ -449,7 +453,7 @@ const describeViews = (
       words.push({ i, id: index.vocabulary.ids.get(t.term) ?? -1, weight: t.weight, optional: time || viewCueWords.has(t.term), cue: viewCueWords.has(t.term), sims: t.sims })
     }
   })
-  if (words.length === 0) return
+  if (words.length === 0) return 0
   // Without a word or phrase asking for a presentation ("breakdown", "trend", "month by month"),
   // the question is more likely after a field than a view.
   const cued = phrases.some((p) => p.kind === "grain") || words.some((w) => w.cue)
@@ -457,6 +461,7 @@ const describeViews = (
   const added: Array<Array<Scoring.Scored>> = scored.map(() => [])
   const phraseNum = new Float64Array(phrases.length)
   const phraseDen = new Float64Array(phrases.length)
+  let strongest = 0
   for (const view of index.views) {
     const e = index.entities[view]
     const bag = index.viewTerms[view]
@@ -506,6 +511,7 @@ const describeViews = (
     const question = weight * Math.max(lex, meaning)
     if (question < Scoring.cutoff) continue
     const fieldSet = new Set(fields)
+    let answered = false
     phrases.forEach((phrase, i) => {
       const d = phraseDen[i] ?? 0
       if (phrase.kind === "time" || phrase.kind === "grain" || d === 0 || (phraseNum[i] ?? 0) / d < viewQuestion.phraseShare) return
@@ -521,10 +527,13 @@ const describeViews = (
       const current = list.find((s) => s.entity === view)?.score ?? 0
       if (score > current && score >= Scoring.cutoff) {
         added[i]?.push({ entity: view, score, reason: "meaning", matchedValues: [], valueKind: undefined })
+        answered = true
       }
     })
+    if (answered && question > strongest) strongest = question
   }
   merge(index, scored, added)
+  return strongest
 }
 
 /** A view answering two phrases scores this share of the lower of its two fields' scores. */

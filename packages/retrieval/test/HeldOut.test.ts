@@ -14,13 +14,14 @@ import * as Fixtures from "./Fixtures.ts"
 const questions = Evaluation.readQuestions(join(import.meta.dirname, "heldout/questions.jsonl"))
 /**
  * Floors: what the code reaches (saas 0.946 / 0.833 with view questions 4/4 in the top 5, hospital
- * 0.917 / 0.873, 6/6 empty) less a margin.
+ * 0.944 / 0.900, 6/6 empty) less a margin. The hospital floors fail without the view anchor
+ * (a view whose doc explains the whole question anchors it: 0.917 / 0.873 before).
  */
 const SAAS_RECALL5 = 0.91
 const SAAS_MRR = 0.8
 const SAAS_VIEW_RECALL5 = 0.75
-const HOSPITAL_RECALL5 = 0.89
-const HOSPITAL_MRR = 0.84
+const HOSPITAL_RECALL5 = 0.92
+const HOSPITAL_MRR = 0.87
 const NEGATIVES_EMPTY = 6
 const all = [...Fixtures.packages, ...Fixtures.heldoutPackages]
 
