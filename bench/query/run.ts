@@ -102,7 +102,7 @@ const main = async () => {
     }]
   }))
   const port = await freePort()
-  const server = await startServer({ PORT: String(port), MODELGATE_DATA_DIR: serverData, MODELGATE_SEED: seedPath, MODELGATE_REQUEST_LOG: "false", DATABASE_URL: "" })
+  const server = await startServer({ PORT: String(port), MODELGATE_DATA_DIR: serverData, MODELGATE_SEED: seedPath, MODELGATE_REQUEST_LOG: "false", MODELGATE_RATE_LIMIT: "1000000", DATABASE_URL: "" })
   const call = async (pkg: string, args: Record<string, string>) => {
     const response = await fetch(`http://127.0.0.1:${port}/mcp`, {
       method: "POST",

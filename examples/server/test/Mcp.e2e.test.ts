@@ -420,3 +420,40 @@ describe("MCP server end to end (pglite)", () => {
   })
 })
 
+
+describe("MCP rate limits (a server allowing 3 requests a minute per caller)", () => {
+  let limited: Running
+  const limitedScope = Effect.runSync(Scope.make())
+  beforeAll(async () => {
+    limited = await Effect.runPromise(start(seed, { backend: "pglite", rateLimit: 3 }).pipe(Scope.provide(limitedScope)))
+  }, 120_000)
+  afterAll(() => Effect.runPromise(Scope.close(limitedScope, Exit.void)))
+
+  const post = (authorization: string | undefined) =>
+    fetch(`${limited.url}/mcp`, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...(authorization === undefined ? {} : { authorization }) },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: {} })
+    })
+
+  it("past the limit a caller gets 429 with Retry-After and a JSON-RPC error; other callers are not affected", async () => {
+    const statuses: Array<number> = []
+    for (let i = 0; i < 3; i++) statuses.push((await post(`ApiKey ${keys.admin}`)).status)
+    const over = await post(`ApiKey ${keys.admin}`)
+    assert.deepStrictEqual([...statuses, over.status], [200, 200, 200, 429])
+    assert.isAtLeast(Number(over.headers.get("retry-after")), 1)
+    const body = (await over.json()) as { error?: { code?: number; message?: string } }
+    assert.strictEqual(body.error?.code, -32000)
+    assert.match(body.error?.message ?? "", /Rate limit exceeded/)
+    // Another caller has its own budget.
+    assert.strictEqual((await post(`ApiKey ${keys.analyst}`)).status, 200)
+  })
+
+  it("failed authentications are counted per address: past the limit they get 429 instead of 401", async () => {
+    const statuses: Array<number> = []
+    for (let i = 0; i < 4; i++) statuses.push((await post(`ApiKey mg_guess_${i}`)).status)
+    assert.deepStrictEqual(statuses, [401, 401, 401, 429])
+    // A valid key is still served: its caller's budget is its own.
+    assert.strictEqual((await post(`ApiKey ${keys.flightsOnly}`)).status, 200)
+  })
+})

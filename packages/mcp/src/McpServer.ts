@@ -4,15 +4,16 @@
  * instance verifies, see McpSession) through the
  * official SDK's web-standard transport, and `/.well-known/oauth-protected-resource` serves the
  * RFC 9728 metadata. Callers authenticate with `ApiKey <key>` or a bearer JWT; the tools are
- * in McpTools.
+ * in McpTools. When the host provides core's `RateLimiter` (the example server does), each caller's
+ * requests are counted under `user:<id> mcp`, and failed authentications under `ip:<address> mcp`.
  */
-import { Clock, Context, DateTime, Effect, Layer, Result } from "effect"
+import { Clock, Context, DateTime, Effect, Layer, Option, Result } from "effect"
 import { HttpRouter, type HttpServerRequest, HttpServerResponse } from "effect/http"
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv"
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js"
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from "@modelcontextprotocol/sdk/types.js"
-import { Access, ApiKeys, OrganizationRepo, Roles, UserRepo } from "@modelgate/core"
+import { Access, ApiKeys, OrganizationRepo, RateLimiter, Roles, UserRepo } from "@modelgate/core"
 import { TokenVerifier } from "@modelgate/http"
 import * as McpSession from "./McpSession.ts"
 import * as McpTools from "./McpTools.ts"
@@ -77,10 +78,24 @@ export const layerRoutes = (options: Options): Layer.Layer<never, never, Require
     const users = yield* UserRepo.UserRepo
     const verifier = yield* TokenVerifier.TokenVerifier
     const access = yield* Access.Access
+    const limiter = yield* Effect.serviceOption(RateLimiter.RateLimiter)
     const organizations = yield* OrganizationRepo.OrganizationRepo
     const rowLimit = options.rowLimit ?? 1_000
     const sessionKey = options.sessionSecret === undefined ? McpSession.randomKey() : McpSession.keyFrom(options.sessionSecret)
     const sessionTtl = options.sessionTtlMillis ?? 24 * 60 * 60 * 1000
+
+    // Past the caller's budget: 429 with Retry-After (and a JSON-RPC error for the client to show).
+    const overLimit = (key: string) =>
+      Option.match(limiter, {
+        onNone: () => Effect.succeed(undefined),
+        onSome: (l) =>
+          Effect.map(l.consume(key), (decision) =>
+            decision.allowed
+              ? undefined
+              : rpcError(429, -32000, `Rate limit exceeded; retry after ${decision.retryAfterSeconds} s`, {
+                "retry-after": String(decision.retryAfterSeconds)
+              }))
+      })
 
     const unauthorized = (request: HttpServerRequest.HttpServerRequest, message: string) =>
       rpcError(401, -32001, message, {
@@ -160,7 +175,14 @@ export const layerRoutes = (options: Options): Layer.Layer<never, never, Require
           return rpcError(405, -32000, "Method not allowed: send JSON-RPC requests with POST", { allow: "POST" })
         }
         const actor = yield* authenticate(request.headers["authorization"])
-        if (actor === undefined) return unauthorized(request, "Authentication required: Authorization: ApiKey <key> or Bearer <token>")
+        if (actor === undefined) {
+          // Failed attempts are counted per address, so guessing keys or tokens is throttled too.
+          const address = Option.getOrElse(request.remoteAddress, () => "unknown")
+          const limited = yield* overLimit(`ip:${address} mcp`)
+          return limited ?? unauthorized(request, "Authentication required: Authorization: ApiKey <key> or Bearer <token>")
+        }
+        const limited = yield* overLimit(`user:${actor.userId} mcp`)
+        if (limited !== undefined) return limited
         if (workspace !== undefined) {
           const allowed = yield* access.authorize(actor, "workspace.read", Roles.workspaceScope(options.organization, workspace), `Workspace ${workspace}`).pipe(
             Effect.andThen(organizations.getWorkspace(options.organization, workspace)),
