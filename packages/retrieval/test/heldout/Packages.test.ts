@@ -1,5 +1,5 @@
 /**
- * The held-out packages (saas, hospital) compile through the real Malloy runtime, carry the
+ * The held-out packages (saas, hospital, insurance) compile through the real Malloy runtime, carry the
  * documentation the fixture conventions ask for, and every view and named query runs and returns
  * rows. Every entity that the held-out questions expect exists in its package.
  */
@@ -11,7 +11,7 @@ import { mkdtempSync, readdirSync, readFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, relative, sep } from "node:path"
 
-const packages = ["saas", "hospital"] as const
+const packages = ["saas", "hospital", "insurance"] as const
 
 const readPackage = (name: string): PackageStore.PackageFiles => {
   const root = join(import.meta.dirname, name)
@@ -49,8 +49,9 @@ interface Question {
   readonly question: string
   readonly expect: ReadonlyArray<{ readonly phrase: string; readonly any_of: ReadonlyArray<string>; readonly value?: string }>
 }
-const questions: Array<Question> = readFileSync(join(import.meta.dirname, "questions.jsonl"), "utf8")
-  .split("\n").filter((line) => line.trim() !== "").map((line) => JSON.parse(line) as Question)
+const questions: Array<Question> = ["questions.jsonl", "questions-insurance.jsonl"].flatMap((file) =>
+  readFileSync(join(import.meta.dirname, file), "utf8")
+    .split("\n").filter((line) => line.trim() !== "").map((line) => JSON.parse(line) as Question))
 
 /** `source.path.name` of an entity as the questions write it; a named query by its bare name. */
 const pathOf = (e: SemanticRuntime.ModelEntity) => e.source === "" ? e.name : [e.source, ...e.path, e.name].join(".")

@@ -1,9 +1,9 @@
 #!/usr/bin/env node
-// Writes the parquet data of the held-out get_context packages (saas, hospital).
+// Writes the parquet data of the held-out get_context packages (saas, hospital, insurance).
 // Deterministic: each table draws from its own seeded PRNG stream and DuckDB runs on one
 // thread, so a rerun gives the same rows (and the same files).
 //
-//   node packages/retrieval/test/heldout/generate.mjs            # rewrites saas/data and hospital/data
+//   node packages/retrieval/test/heldout/generate.mjs            # rewrites saas/data, hospital/data and insurance/data
 //   node packages/retrieval/test/heldout/generate.mjs --only saas --seed 7
 
 import { DuckDBInstance, timestampValue } from '@duckdb/node-api';
@@ -405,10 +405,237 @@ async function hospital(conn, dir) {
     ['ed_outcome', 'VARCHAR'], ['arrived_by', 'VARCHAR']], visits);
 }
 
+// ================================================================= INSURANCE
+// "Lakeshore Mutual", a regional property & casualty insurer selling personal and commercial lines
+// through agents in six Midwest states, policy terms effective 2022-2024.
+const INS_STATES = [['Ohio', 36, 1.0], ['Indiana', 16, 0.92], ['Michigan', 15, 1.22], ['Pennsylvania', 14, 1.05], ['Kentucky', 11, 0.95], ['Illinois', 8, 1.1]];
+const BIZ_A = ['Granite', 'Lakeside', 'Prairie', 'Summit', 'Buckeye', 'Riverbend', 'Keystone', 'Heartland', 'Oak Hill', 'Cardinal',
+  'Maple Leaf', 'Iron Bridge', 'Blue Heron', 'Twin Pines', 'Northgate', 'Harvest'];
+const BIZ_B = ['Freight', 'Bakery', 'Dental', 'Roofing', 'Auto Body', 'Hardware', 'Landscaping', 'Brewing', 'Plumbing', 'Diner',
+  'Machine Shop', 'Daycare', 'Florist', 'Electric', 'Storage', 'Veterinary'];
+const BIZ_C = ['LLC', 'Inc.', 'Co.', 'Ltd'];
+const AGENCY_NAMES = ['Miller & Sons Insurance', 'Great Lakes Risk Partners', 'Hometown Insurance Group', 'Crossroads Agency',
+  'Allegheny Insurance Services', 'Bluegrass Coverage', 'Wabash Valley Insurance', 'Shoreline Insurance Agency',
+  'Heritage Risk Advisors', 'Cornerstone Insurance', 'Prairie State Brokers', 'Three Rivers Insurance'];
+// line, segment, term months, base premium per term, retention, cancel p per term, claims per policy-year,
+// perils [[peril, weight]], deductibles, limits
+const LINES = [
+  ['Personal Auto', 'Personal', 6, 1190, 0.86, 0.06, 0.3,
+    [['Collision', 44], ['Glass Breakage', 16], ['Animal Strike', 12], ['Theft', 6], ['Hail', 6], ['Bodily Injury', 16]],
+    [250, 500, 500, 1000], [100000, 300000, 500000]],
+  ['Homeowners', 'Personal', 12, 2700, 0.88, 0.035, 0.13,
+    [['Wind', 22], ['Hail', 16], ['Water Damage', 26], ['Fire', 7], ['Theft', 10], ['Lightning', 6], ['Slip and Fall', 5], ['Vandalism', 8]],
+    [500, 1000, 1000, 2500], [250000, 400000, 600000]],
+  ['Renters', 'Personal', 12, 360, 0.74, 0.07, 0.04,
+    [['Theft', 45], ['Water Damage', 30], ['Fire', 5], ['Vandalism', 10]], [250, 500], [25000, 50000]],
+  ['Commercial Auto', 'Commercial', 12, 6900, 0.82, 0.05, 0.55,
+    [['Collision', 52], ['Bodily Injury', 22], ['Glass Breakage', 10], ['Theft', 6], ['Hail', 10]], [1000, 2500], [1000000]],
+  ['Commercial Property', 'Commercial', 12, 8200, 0.85, 0.04, 0.2,
+    [['Fire', 16], ['Wind', 20], ['Hail', 14], ['Water Damage', 26], ['Theft', 12], ['Vandalism', 12]], [2500, 5000, 10000], [1000000, 2500000, 5000000]],
+  ['General Liability', 'Commercial', 12, 5500, 0.84, 0.04, 0.09,
+    [['Slip and Fall', 62], ['Product Liability', 38]], [0, 1000], [1000000, 2000000]],
+  ['Workers Compensation', 'Commercial', 12, 22000, 0.83, 0.05, 0.7, [['Workplace Injury', 100]], [0], [1000000]],
+];
+// mean loss in USD (lognormal around it) and mean days from first notice to closing the file
+const PERILS = {
+  Collision: [4300, 40], 'Glass Breakage': [640, 8], 'Animal Strike': [4900, 30], Theft: [3900, 45], Hail: [8800, 50],
+  'Bodily Injury': [16000, 260], Wind: [10500, 55], 'Water Damage': [12800, 60], Fire: [46000, 120], Lightning: [5200, 40],
+  Vandalism: [2900, 30], 'Slip and Fall': [23000, 240], 'Product Liability': [61000, 330], 'Workplace Injury': [19500, 190],
+};
+const CATS = [
+  // event, date, states, peril weights, claim probability per exposed line
+  ['June 2023 Derecho', ts(2023, 6, 29), ['Ohio', 'Indiana', 'Michigan'], [['Wind', 80], ['Hail', 20]],
+    { Homeowners: 0.11, 'Commercial Property': 0.09, 'Personal Auto': 0.015, 'Commercial Auto': 0.02 }],
+  ['January 2024 Deep Freeze', ts(2024, 1, 16), ['Ohio', 'Indiana', 'Michigan', 'Pennsylvania', 'Kentucky', 'Illinois'], [['Water Damage', 100]],
+    { Homeowners: 0.035, 'Commercial Property': 0.045, Renters: 0.02 }],
+  ['April 2024 Hailstorm', ts(2024, 4, 16), ['Ohio', 'Kentucky', 'Indiana'], [['Hail', 100]],
+    { Homeowners: 0.1, 'Commercial Property': 0.08, 'Personal Auto': 0.06, 'Commercial Auto': 0.05 }],
+];
+const ADJ_UNITS = [['Auto Physical Damage', 12], ['Property', 12], ['Casualty', 9], ['Large Loss', 5], ['Catastrophe Response', 6]];
+const YEAR = 365.25 * DAY;
+
+async function insurance(conn, dir) {
+  const rg = new Rng('insurance.agents');
+  const agents = [];
+  let gid = 1;
+  for (const [state, weight] of INS_STATES) {
+    const n = Math.max(4, Math.round(weight / 2.4));
+    for (let i = 0; i < n; i++) {
+      const channel = rg.weighted([['Independent', 55], ['Captive', 33], ['Direct', 12]]);
+      const agency = channel === 'Direct' ? 'Lakeshore Direct Service Center' : channel === 'Captive' ? `Lakeshore Mutual - ${rg.pick(LAST)} Agency`
+        : rg.pick(AGENCY_NAMES);
+      agents.push([gid, `P${String(40000 + gid * 13)}`, rg.pick(FIRST), rg.pick(LAST), agency, channel, state,
+        minute(ts(2005, 1, 1) + rg.next() * (ts(2022, 6, 1) - ts(2005, 1, 1)))]);
+      gid++;
+    }
+  }
+  await writeParquet(conn, `${dir}/agents.parquet`, [['agent_id', 'INTEGER'], ['producer_code', 'VARCHAR'], ['first_name', 'VARCHAR'],
+    ['last_name', 'VARCHAR'], ['agency_name', 'VARCHAR'], ['agency_type', 'VARCHAR'], ['licensed_state', 'VARCHAR'],
+    ['appointed_at', 'TIMESTAMP']], agents);
+
+  const rj = new Rng('insurance.adjusters');
+  const adjusters = [];
+  let jid = 1;
+  for (const [unit, n] of ADJ_UNITS) {
+    for (let i = 0; i < n; i++) {
+      const type = unit === 'Catastrophe Response' ? rj.weighted([['Contract', 80], ['Staff', 20]]) : rj.weighted([['Staff', 85], ['Contract', 15]]);
+      adjusters.push([jid++, rj.pick(FIRST), rj.pick(LAST), unit, type, unit === 'Large Loss' ? rj.int(10, 30) : rj.int(1, 25)]);
+    }
+  }
+  await writeParquet(conn, `${dir}/adjusters.parquet`, [['adjuster_id', 'INTEGER'], ['first_name', 'VARCHAR'], ['last_name', 'VARCHAR'],
+    ['unit_name', 'VARCHAR'], ['employment_type', 'VARCHAR'], ['years_licensed', 'INTEGER']], adjusters);
+
+  const rh = new Rng('insurance.policyholders');
+  const holders = [];
+  for (let id = 1; id <= 2600; id++) {
+    const segment = rh.chance(0.8) ? 'Personal' : 'Commercial';
+    const state = rh.weighted(INS_STATES.map((s) => [s[0], s[1]]));
+    const name = segment === 'Personal' ? `${rh.pick(FIRST)} ${rh.pick(LAST)}` : `${rh.pick(BIZ_A)} ${rh.pick(BIZ_B)} ${rh.pick(BIZ_C)}`;
+    const score = Math.max(380, Math.min(950, Math.round(rh.normal(segment === 'Personal' ? 715 : 740, 85))));
+    const legacy = rh.chance(0.42);
+    const since = legacy ? minute(ts(2004, 1, 1) + rh.next() * (ts(2021, 12, 31) - ts(2004, 1, 1)))
+      : minute(ts(2022, 1, 1) + rh.next() * (ts(2024, 12, 20) - ts(2022, 1, 1)));
+    const inState = agents.filter((a) => a[6] === state && (segment === 'Personal' || a[5] === 'Independent'));
+    const pool = inState.length > 0 ? inState : agents.filter((a) => a[6] === state);
+    const agent = pool[Math.floor(Math.pow(rh.next(), 1.5) * pool.length)];
+    holders.push([id, name, segment, state, `${rh.int(40, 49)}${String(rh.int(0, 999)).padStart(3, '0')}`, score, since, agent[0]]);
+  }
+  await writeParquet(conn, `${dir}/policyholders.parquet`, [['policyholder_id', 'INTEGER'], ['display_name', 'VARCHAR'],
+    ['segment', 'VARCHAR'], ['home_state', 'VARCHAR'], ['zip_code', 'VARCHAR'], ['insurance_score', 'INTEGER'],
+    ['customer_since', 'TIMESTAMP']], holders.map((h) => h.slice(0, 7)));
+
+  const rp = new Rng('insurance.policies');
+  const rc = new Rng('insurance.claims');
+  const policies = [];
+  const claims = [];
+  const prefix = { 'Personal Auto': 'PA', Homeowners: 'HO', Renters: 'RN', 'Commercial Auto': 'CA', 'Commercial Property': 'CP',
+    'General Liability': 'GL', 'Workers Compensation': 'WC' };
+  const lossClaim = (policy, line, state, lossAt, peril, cat) => {
+    const [meanLoss, meanDays] = PERILS[peril];
+    const liability = ['Bodily Injury', 'Slip and Fall', 'Product Liability', 'Workplace Injury'].includes(peril);
+    const lag = cat !== null ? rc.exp(4) : rc.exp(liability ? 18 : 3.5);
+    const reported = minute(lossAt + lag * DAY + rc.int(0, 10) * HOUR);
+    if (reported >= END) return; // not yet reported at the end of 2024
+    const bigRisk = line === 'Commercial Property' && (peril === 'Fire' || peril === 'Wind') ? 2.6 : 1;
+    const ground = meanLoss * bigRisk * Math.exp(rc.normal(-0.45, 0.95));
+    const litigated = rc.chance({ 'Bodily Injury': 0.24, 'Slip and Fall': 0.3, 'Product Liability': 0.42, 'Workplace Injury': 0.11 }[peril] ?? 0.01);
+    const fraud = rc.chance((peril === 'Theft' ? 0.09 : peril === 'Water Damage' || peril === 'Fire' ? 0.05 : 0.02) + (lag > 30 ? 0.1 : 0));
+    const severity = round2(ground * (litigated ? 1.9 : 1));
+    const noPay = rc.chance(fraud ? 0.35 : peril === 'Glass Breakage' ? 0.04 : 0.11);
+    const days = rc.exp(meanDays) * (litigated ? 2.4 : 1) * (cat !== null ? 1.3 : 1) + 2;
+    let closed = minute(reported + days * DAY);
+    let status;
+    if (closed >= END) { closed = null; status = 'Open'; }
+    else if (rc.chance(0.035) && !noPay) { status = 'Reopened'; closed = null; }
+    else status = noPay ? 'Closed Without Payment' : 'Closed';
+    let paid = 0, reserve = 0;
+    if (status === 'Closed') paid = severity;
+    else if (status === 'Open' || status === 'Reopened') {
+      const frac = status === 'Reopened' ? rc.uniform(0.7, 0.95) : rc.uniform(0, 0.6);
+      paid = noPay ? 0 : round2(severity * frac);
+      reserve = round2(severity * (1 - frac) * rc.uniform(0.8, 1.4));
+    }
+    const expense = round2(severity * (liability ? 0.14 : 0.05) * (litigated ? 2.2 : 1) * rc.uniform(0.6, 1.4) + (cat !== null ? 180 : 90));
+    const unit = cat !== null ? 'Catastrophe Response' : severity >= 75000 ? 'Large Loss'
+      : liability ? 'Casualty' : line.includes('Auto') ? 'Auto Physical Damage' : 'Property';
+    const pool = adjusters.filter((a) => a[3] === unit);
+    const adjuster = pool[Math.floor(Math.pow(rc.next(), 1.3) * pool.length)];
+    const via = rc.weighted(line.startsWith('Commercial') || line === 'General Liability' || line === 'Workers Compensation'
+      ? [['Agent', 55], ['Phone', 30], ['Web', 15]] : [['Phone', 38], ['Mobile App', 27], ['Agent', 20], ['Web', 15]]);
+    claims.push([0, policy, adjuster[0], minute(lossAt), reported, closed, peril, status, paid, reserve, expense, fraud, litigated, cat, via]);
+  };
+  let pid = 1;
+  for (const h of holders) {
+    const lines = h[2] === 'Personal'
+      ? (() => {
+        const own = rp.chance(0.62);
+        const l = [];
+        if (rp.chance(0.86)) l.push('Personal Auto');
+        if (own) l.push('Homeowners'); else if (rp.chance(0.35)) l.push('Renters');
+        if (l.length === 0) l.push('Personal Auto');
+        return l;
+      })()
+      : LINES.filter((l) => l[1] === 'Commercial' && rp.chance({ 'Commercial Auto': 0.45, 'Commercial Property': 0.7, 'General Liability': 0.8, 'Workers Compensation': 0.55 }[l[0]])).map((l) => l[0]);
+    if (lines.length === 0) lines.push('General Liability');
+    const tier = h[5] >= 750 ? 0.85 : h[5] >= 620 ? 1 : 1.35;
+    const stateFactor = INS_STATES.find((s) => s[0] === h[3])[2];
+    for (const lineName of lines) {
+      const line = LINES.find((l) => l[0] === lineName);
+      const [, , months, base, retention, cancelP, freq, perils, deds, limits] = line;
+      // first term in the window: the next anniversary of a legacy customer in 2022, or the date a new customer bought
+      let eff = h[6] < ts(2022, 1, 1) ? minute(ts(2022, 1, 1) + rp.next() * months * 30 * DAY) : minute(h[6] + rp.int(0, 20) * DAY);
+      let kind = h[6] < ts(2022, 1, 1) ? 'Renewal' : 'New Business';
+      eff = Math.floor(eff / DAY) * DAY;
+      if (eff >= END) continue;
+      const size = h[2] === 'Commercial' ? Math.exp(rp.normal(0, 0.7)) : Math.exp(rp.normal(0, 0.3));
+      const deductible = rp.pick(deds);
+      const limit = rp.pick(limits);
+      const plan = rp.weighted(h[2] === 'Commercial' ? [['Paid in Full', 45], ['Quarterly', 35], ['Monthly', 20]] : [['Monthly', 52], ['Paid in Full', 33], ['Quarterly', 15]]);
+      let termClaims = 0;
+      while (eff < END) {
+        const exp = addMonths(eff, months);
+        const yearLoad = new Date(eff * 1000).getUTCFullYear() === 2022 ? 1 : new Date(eff * 1000).getUTCFullYear() === 2023 ? 1.07 : 1.15;
+        const full = round2(base * size * tier * stateFactor * yearLoad * (deductible >= 1000 ? 0.93 : 1) * rp.uniform(0.85, 1.15));
+        const cancelled = rp.chance(cancelP * (tier > 1 ? 1.8 : 1));
+        let cancelAt = cancelled ? Math.floor((eff + rp.uniform(0.05, 0.95) * (exp - eff)) / DAY) * DAY : null;
+        if (cancelAt !== null && cancelAt >= END) cancelAt = null;
+        const reason = cancelAt === null ? null : rp.weighted([['Non-Payment', plan === 'Monthly' ? 50 : 25], ['Insured Request', 30],
+          ['Moved Out of State', 10], ['Underwriting Reasons', 10]]);
+        const stop = Math.min(cancelAt ?? exp, END);
+        const written = cancelAt === null ? full : round2(full * (cancelAt - eff) / (exp - eff));
+        const earned = cancelAt === null ? round2(full * Math.max(0, Math.min(1, (stop - eff) / (exp - eff)))) : written;
+        // everyday losses during the covered time
+        termClaims = 0;
+        const exposure = (stop - eff) / YEAR;
+        const lam = freq * exposure * (tier > 1 ? 1.3 : tier < 1 ? 0.85 : 1) * (h[2] === 'Commercial' ? size : 1);
+        let count = -1;
+        for (let p = 1; p > Math.exp(-lam); p *= rp.next()) count++;
+        for (let k = 0; k < count; k++) {
+          const lossAt = eff + rc.next() * (stop - eff);
+          const month = new Date(lossAt * 1000).getUTCMonth();
+          const peril = rc.weighted(perils.map(([p, w]) => [p, w * (p === 'Hail' || p === 'Wind' ? ([3, 4, 5, 6].includes(month) ? 1.8 : 0.6)
+            : p === 'Water Damage' ? ([11, 0, 1].includes(month) ? 1.7 : 0.8) : p === 'Animal Strike' ? ([9, 10, 11].includes(month) ? 2.5 : 0.6) : 1)]));
+          lossClaim(pid, lineName, h[3], lossAt, peril, null);
+          termClaims++;
+        }
+        for (const [event, at, states, catPerils, probs] of CATS) {
+          if (at < eff || at >= stop || !states.includes(h[3]) || probs[lineName] === undefined) continue;
+          if (!rc.chance(probs[lineName])) continue;
+          lossClaim(pid, lineName, h[3], at + rc.int(0, 20) * HOUR, rc.weighted(catPerils), event);
+          termClaims++;
+        }
+        let status, renewed = false;
+        if (cancelAt !== null) status = 'Cancelled';
+        else if (exp > END) status = 'In Force';
+        else if (termClaims >= 1 && rp.chance(termClaims >= 2 ? 0.4 : 0.12)) status = 'Non-Renewed';
+        else if (rp.chance(retention * (tier > 1 ? 0.93 : 1))) { status = 'Renewed'; renewed = true; }
+        else status = 'Lapsed';
+        policies.push([pid, `${prefix[lineName]}-${String(1000000 + pid * 37).slice(1)}`, h[0], h[7], lineName, eff, exp, months,
+          kind, status, reason, plan, deductible, limit, written, earned]);
+        pid++;
+        if (!renewed) break;
+        eff = exp;
+        kind = 'Renewal';
+      }
+    }
+  }
+  await writeParquet(conn, `${dir}/policies.parquet`, [['policy_id', 'INTEGER'], ['policy_number', 'VARCHAR'], ['policyholder_id', 'INTEGER'],
+    ['agent_id', 'INTEGER'], ['lob', 'VARCHAR'], ['term_start', 'TIMESTAMP'], ['expiration_date', 'TIMESTAMP'], ['term_months', 'INTEGER'],
+    ['transaction_type', 'VARCHAR'], ['term_status', 'VARCHAR'], ['cancel_reason', 'VARCHAR'], ['billing_plan', 'VARCHAR'],
+    ['deductible_usd', 'DOUBLE'], ['limit_usd', 'DOUBLE'], ['written_premium_usd', 'DOUBLE'], ['earned_premium_usd', 'DOUBLE']], policies);
+
+  claims.sort((a, b) => a[4] - b[4] || a[1] - b[1]);
+  claims.forEach((c, i) => { c[0] = i + 1; c.splice(1, 0, `CLM-${new Date(c[4] * 1000).getUTCFullYear() % 100}-${String(i + 1).padStart(6, '0')}`); });
+  await writeParquet(conn, `${dir}/claims.parquet`, [['claim_id', 'INTEGER'], ['claim_number', 'VARCHAR'], ['policy_id', 'INTEGER'],
+    ['adjuster_id', 'INTEGER'], ['loss_date', 'TIMESTAMP'], ['reported_at', 'TIMESTAMP'], ['closed_at', 'TIMESTAMP'], ['peril_desc', 'VARCHAR'],
+    ['claim_state', 'VARCHAR'], ['paid_loss_usd', 'DOUBLE'], ['case_reserve_usd', 'DOUBLE'], ['expense_paid_usd', 'DOUBLE'],
+    ['siu_referral', 'BOOLEAN'], ['in_suit', 'BOOLEAN'], ['cat_event', 'VARCHAR'], ['report_channel', 'VARCHAR']], claims);
+}
+
 // ================================================================= main
 const instance = await DuckDBInstance.create(':memory:', { threads: '1' });
 const conn = await instance.connect();
-for (const [name, fn] of [['saas', saas], ['hospital', hospital]]) {
+for (const [name, fn] of [['saas', saas], ['hospital', hospital], ['insurance', insurance]]) {
   if (opts.only !== null && !opts.only.includes(name)) continue;
   const dir = path.join(HERE, name, 'data');
   mkdirSync(dir, { recursive: true });
