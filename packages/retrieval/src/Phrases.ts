@@ -81,7 +81,10 @@ const monthNames = new Set([
   "january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november",
   "december", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec"
 ])
-const timeWords = new Set(["today", "yesterday", "tomorrow", "ytd", "mtd", "qtd", "tonight"])
+const timeWords = new Set([
+  "today", "yesterday", "tomorrow", "ytd", "mtd", "qtd", "tonight", "weekday", "weekdays",
+  ...["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"].flatMap((d) => [d, `${d}s`])
+])
 const grainWords = new Set([
   "daily", "weekly", "monthly", "quarterly", "yearly", "annual", "annually", "hourly", "month-by-month",
   "week-by-week", "day-by-day", "year-by-year", "year-over-year", "month-over-month", "week-over-week", "yoy", "mom",
@@ -211,6 +214,18 @@ export const extract = (question: string, hints: Hints = noHints): Array<Phrase>
     return /[,;:?!()[\]]/.test(gap) || quotedSpans.some((q) => q.start >= a.end && q.end <= b.start)
   }
 
+  // Length of the longest stored value (two to five tokens, unbroken) starting at token i, or 0.
+  const valueAt = (i: number): number => {
+    for (let n = Math.min(5, tokens.length - i); n >= 2; n--) {
+      const span = tokens.slice(i, i + n)
+      const head = span[0]
+      const tail = span[span.length - 1]
+      if (head === undefined || tail === undefined || span.some((t, k) => k > 0 && gapBreaks(span[k - 1] as Token, t))) continue
+      if (hints.isValue(question.slice(head.start, tail.end))) return n
+    }
+    return 0
+  }
+
   let chunk: Array<Token> = []
   let chunkKind: Kind = "entity"
   let pendingGroup = false
@@ -228,6 +243,15 @@ export const extract = (question: string, hints: Hints = noHints): Array<Phrase>
       pendingGroup = false
     }
     const time = timeAt(tokens, i)
+    // A stored value that starts like a date ("April 2024 Hailstorm") is a value, not a time.
+    const value = time > 0 ? valueAt(i) : 0
+    if (value > 0) {
+      flush()
+      pieces.push({ tokens: tokens.slice(i, i + value), kind: "filter", detail: "matches a stored value" })
+      i += value - 1
+      pendingGroup = false
+      continue
+    }
     if (time > 0) {
       flush()
       pieces.push({ tokens: tokens.slice(i, i + time), kind: "time" })

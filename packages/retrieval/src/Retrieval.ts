@@ -96,6 +96,9 @@ export const anchorScore = 0.55
  */
 export const knownShare = 0.5
 
+/** Share of the question's weighted words the index must know for a thin (one-word) anchor to count. */
+export const weakAnchorShare = 0.8
+
 const isMostlyKnown = (known: number, words: number, strict = false) =>
   words === 0 || (strict ? known > knownShare * words + 1e-9 : known >= knownShare * words - 1e-9)
 
@@ -239,10 +242,8 @@ const make = Effect.fnUntraced(function*(options: Options) {
       ? undefined
       : yield* options.embeddingModel.embed(phrases.map((p) => p.text)).pipe(Effect.catch(() => Effect.succeed(undefined)))
     const limit = request.limit !== undefined && request.limit > 0 ? Math.floor(request.limit) : defaultLimit
-    const sources: Array<SourceMatch & { readonly best: number; readonly total: number }> = []
-    for (const { target, index } of searched) {
-      sources.push(...searchVersion(index, target, phrases, limit, phraseModelVectors, options.embeddingModel))
-    }
+    const perVersion = searched.map(({ target, index }) => searchVersion(index, target, phrases, limit, phraseModelVectors, options.embeddingModel))
+    const sources = cohere(perVersion, phrases)
     sources.sort((x, y) => y.best - x.best || y.total - x.total)
     return {
       sources: sources.slice(0, maxSources).map(({ best: _best, total: _total, ...source }) => source),
@@ -252,6 +253,55 @@ const make = Effect.fnUntraced(function*(options: Options) {
 
   return Retrieval.of({ search, build, drop })
 })
+
+/**
+ * How much a version's coverage of the question counts: a version that answers only some of the
+ * question's phrases has its scores lowered by up to this share, relative to the version that
+ * answers them best.
+ */
+export const coherenceWeight = 0.1
+
+type Ranked = SourceMatch & { readonly best: number; readonly total: number }
+
+/**
+ * Versions answering more of the question rank first: when several versions answer, each
+ * version's coverage is the sum over the question's non-time phrases of its best entity score,
+ * over the sum of the best scores any version reaches, and its scores are multiplied by
+ * `1 - coherenceWeight × (1 - coverage)`. "How much hail damage did we see in Ohio" finds `state`
+ * in three packages, but only the insurance package also knows hail and damage.
+ */
+const cohere = (perVersion: ReadonlyArray<ReadonlyArray<Ranked>>, phrases: ReadonlyArray<Phrases.Phrase>): Array<Ranked> => {
+  const answering = perVersion.filter((sources) => sources.length > 0)
+  if (answering.length < 2) return answering.flat()
+  const counted = new Set(phrases.filter((p) => p.kind !== "time").map((p) => p.text))
+  const bestOf = (sources: ReadonlyArray<Ranked>) => {
+    const best = new Map<string, number>()
+    for (const s of sources) {
+      for (const p of s.phrases) if (counted.has(p.phrase)) best.set(p.phrase, Math.max(best.get(p.phrase) ?? 0, p.overall_score))
+    }
+    return best
+  }
+  const bests = answering.map(bestOf)
+  const overall = new Map<string, number>()
+  for (const best of bests) for (const [phrase, score] of best) overall.set(phrase, Math.max(overall.get(phrase) ?? 0, score))
+  const reachable = [...overall.values()].reduce((a, b) => a + b, 0)
+  if (reachable === 0) return answering.flat()
+  return answering.flatMap((sources, i) => {
+    const covered = [...(bests[i] ?? new Map<string, number>()).values()].reduce((a, b) => a + b, 0)
+    const factor = 1 - coherenceWeight * (1 - covered / reachable)
+    if (factor >= 1) return sources
+    return sources.map((s): Ranked => ({
+      ...s,
+      best: s.best * factor,
+      total: s.total * factor,
+      phrases: s.phrases.map((p) => ({
+        ...p,
+        overall_score: round(p.overall_score * factor),
+        entities: p.entities.map((e) => ({ ...e, score: round(e.score * factor) }))
+      }))
+    }))
+  })
+}
 
 /** The matches of one version, per source, with the gating rules applied. */
 export const searchVersion = (
@@ -279,12 +329,23 @@ export const searchVersion = (
   )
   // An anchoring phrase must be mostly known words ("chess opening" is not, though `opened_at`
   // matches "opening"), and so must the question ("count the syllables in a haiku" is not).
-  const phraseAnchored = scored.some((list, i) =>
-    phrases[i]?.kind !== "time" &&
-    isMostlyKnown(analyzed[i]?.known ?? 0, analyzed[i]?.words ?? 0) &&
-    list.some((s) => s.reason === "value" ? s.valueKind === "exact" : s.score >= anchorScore)
-  )
-  if (!isMostlyKnown(analyzed.reduce((n, a) => n + a.known, 0), analyzed.reduce((n, a) => n + a.words, 0), true)) return []
+  // A phrase anchors strongly by a name, an exact value or several of its words; a one-word phrase
+  // matched only through a doc or a near-synonym ("renew" → renewals, "home" → home county) is
+  // thin evidence, and anchors only a question the index knows almost wholly (`weakAnchorShare`).
+  let strong = false
+  let weak = false
+  scored.forEach((list, i) => {
+    if (phrases[i]?.kind === "time" || !isMostlyKnown(analyzed[i]?.known ?? 0, analyzed[i]?.words ?? 0)) return
+    const several = (analyzed[i]?.terms.length ?? 0) > 1
+    for (const s of list) {
+      if (s.reason === "value" ? s.valueKind === "exact" : s.score >= anchorScore && (s.reason === "name" || several)) strong = true
+      else if (s.reason !== "value" && s.score >= anchorScore) weak = true
+    }
+  })
+  const known = analyzed.reduce((n, a) => n + a.known, 0)
+  const words = analyzed.reduce((n, a) => n + a.words, 0)
+  if (!isMostlyKnown(known, words, true)) return []
+  const phraseAnchored = strong || (weak && known >= weakAnchorShare * words - 1e-9)
   showViews(index, phrases, scored, inScope)
   // A view whose name, doc and fields explain the whole question anchors it too ("which doctors
   // carry the heaviest caseload" is the doc of a leaderboard view, though no one phrase names a field).
@@ -441,7 +502,6 @@ const describeViews = (
   scored: Array<Array<Scoring.Scored>>,
   inScope: (e: EntityIndex.Entity) => boolean
 ): number => {
-  if (index.views.length === 0) return 0
   // The question's distinct words, each with the phrase it came from.
   const seen = new Set<string>()
   const words: Array<{ i: number; id: number; weight: number; optional: boolean; cue: boolean; sims: Float32Array }> = []
@@ -462,11 +522,19 @@ const describeViews = (
   const phraseNum = new Float64Array(phrases.length)
   const phraseDen = new Float64Array(phrases.length)
   let strongest = 0
-  for (const view of index.views) {
+  // Views, and documented entities whose name or doc holds a word of the question.
+  const candidates = new Set<number>(index.views)
+  for (const w of words) {
+    if (w.id < 0 || w.optional) continue
+    for (const id of index.termEntities[w.id] ?? []) if (index.entities[id]?.doc !== "") candidates.add(id)
+  }
+  const none = new Int32Array(0)
+  for (const view of candidates) {
     const e = index.entities[view]
-    const bag = index.viewTerms[view]
-    const fields = index.viewFields[view]
-    if (e === undefined || bag === undefined || fields === undefined || !inScope(e)) continue
+    const isView = e?.kind === "view" || e?.kind === "query"
+    const bag = isView ? index.viewTerms[view] ?? none : none
+    const fields = isView ? index.viewFields[view] ?? [] : []
+    if (e === undefined || !inScope(e)) continue
     phraseNum.fill(0)
     phraseDen.fill(0)
     let soft = 0
@@ -508,7 +576,7 @@ const describeViews = (
     if (den === 0 || soft === 0) continue
     const lex = exact > 0 ? Math.sqrt(Math.min(1, exact / den)) : 0
     const meaning = Math.min(1, soft / den)
-    const question = weight * Math.max(lex, meaning)
+    const question = (isView ? weight : viewQuestion.weight) * Math.max(lex, meaning)
     if (question < Scoring.cutoff) continue
     const fieldSet = new Set(fields)
     let answered = false

@@ -18,7 +18,7 @@ const stopwordList = [
   "also", "again", "ever", "even", "still", "yet", "s", "t", "d", "ll", "re", "ve", "m", "whats", "what's", "let",
   "lets", "let's", "show", "shows", "showing", "give", "gives", "tell", "find", "get", "got", "see", "look",
   "looks", "looking", "like", "want", "wanted", "need", "please", "compare", "compared", "comparing", "versus", "vs", "draw",
-  "display", "plot", "chart", "make", "made", "going", "go", "come", "end", "ended", "bring", "brought", "data",
+  "display", "plot", "chart", "make", "made", "going", "go", "come", "end", "ended", "bring", "brought", "data", "against",
   "dataset", "information", "info", "kind", "kinds", "sort",
   "thing", "things", "stuff", "one", "ones", "overall", "biggest", "largest", "smallest", "highest", "lowest", "top",
   "bottom", "best", "worst", "right", "now", "currently", "current", "today", "ok", "okay", "if", "whether",
@@ -50,8 +50,27 @@ const irregular: Readonly<Record<string, string>> = {
   men: "man", women: "woman", people: "person", bought: "buy", sold: "sell", sales: "sale", flew: "fly",
   flown: "fly", flies: "fly", left: "leave", went: "go", data: "data", analyses: "analysis", status: "status",
   bus: "bus", gas: "gas", series: "series", news: "news", canceled: "cancel", cancelled: "cancel",
-  cancelling: "cancel", canceling: "cancel", cancellation: "cancel", cancellations: "cancel"
+  cancelling: "cancel", canceling: "cancel", cancellation: "cancel", cancellations: "cancel",
+  // Irregular past forms analysts use of amounts and events.
+  paid: "pay", spent: "spend", lost: "lose", won: "win", held: "hold", written: "write", wrote: "write",
+  took: "take", taken: "take", gave: "give", given: "give", drove: "drive", driven: "drive", rode: "ride",
+  sent: "send", built: "build", kept: "keep", met: "meet", grew: "grow", grown: "grow", fell: "fall",
+  fallen: "fall", rose: "rise", risen: "rise", chose: "choose", chosen: "choose", broke: "break",
+  broken: "break", stole: "steal", stolen: "steal", owed: "owe", owing: "owe", created: "create",
+  creating: "create", hired: "hire", hiring: "hire"
 }
+
+/**
+ * The silent `e` a stripped `-ing`/`-ed` took with it, put back so the stem meets the base word
+ * (`pricing` and `priced` meet `price`, `rated` meets `rate`): after `at`/`bl`/`iz` preceded by a
+ * consonant (`located`), after `uc`, `rc`, `nc`, `rg`, `dg`, a single `v` or a consonant + `ul`
+ * (`produced`, `sourced`, `balanced`, `charged`, `received`, `scheduled`), and after one syllable
+ * ending consonant–vowel–consonant other than w, x, y (`rat`, `clos`, `writ`; Porter's rule).
+ */
+const restoreE = (base: string): string =>
+  /([^aeiou](at|bl|iz)|uc|[rn]c|[rd]g|[^v]v|[^aeiouf]ul)$/.test(base) || /^[^aeiou]*[aeiou][^aeiouwxy]$/.test(base)
+    ? `${base}e`
+    : base
 
 /**
  * A light stemmer: plural `-ies`/`-es`/`-s`, `-ing` and `-ed` are removed when a stem of three
@@ -69,13 +88,13 @@ export const stem = (word: string): string => {
   if (w.endsWith("s") && !w.endsWith("ss")) return w.slice(0, -1)
   if (w.endsWith("ing") && w.length > 5) {
     const base = w.slice(0, -3)
-    return /([^aeiou])\1$/.test(base) && !/(ll|ss)$/.test(base) ? base.slice(0, -1) : base
+    return /([^aeiou])\1$/.test(base) && !/(ll|ss)$/.test(base) ? base.slice(0, -1) : restoreE(base)
   }
   if (w.endsWith("ied") && w.length > 4) return w.slice(0, -3) + "y"
   if (w.endsWith("ed") && w.length > 4) {
     const base = w.slice(0, -2)
     if (/([^aeiou])\1$/.test(base) && !/(ll|ss)$/.test(base)) return base.slice(0, -1)
-    return base
+    return restoreE(base)
   }
   return w
 }

@@ -1,5 +1,5 @@
 /**
- * The demo packages (ecommerce, flights) and the held-out ones (saas, hospital, `test/heldout`)
+ * The demo packages (ecommerce, flights) and the held-out ones (saas, hospital, insurance, `test/heldout`)
  * loaded for real: an in-memory package store seeded with their files, the Malloy runtime over it,
  * and the retrieval service with the offline word vectors. Shared by the tests that search them.
  */
@@ -40,7 +40,7 @@ export const version = (pkg: string): SemanticRuntime.VersionLocation => ({
 export const packages = ["ecommerce", "flights"] as const
 
 /** The held-out packages by name (`test/heldout`), searched together with the demo ones. */
-export const heldoutPackages = ["saas", "hospital"] as const
+export const heldoutPackages = ["saas", "hospital", "insurance"] as const
 
 /** Search targets of the project (the demo packages, or `among` others), or of one package. */
 export const targets = (pkg?: string | null, among: ReadonlyArray<string> = packages): Array<Retrieval.Target> =>

@@ -1,8 +1,9 @@
 /**
- * The held-out set (`test/heldout`: saas and hospital packages, questions written without looking
- * at the implementation) through the real Malloy runtime, all four packages in one project as the
- * eval server serves them. Tuning used the dev set and the saas half; the hospital half is the
- * validation. The floors sit a margin under what the code reaches, so a regression fails.
+ * The held-out set (`test/heldout`: saas, hospital and insurance packages, questions written without
+ * looking at the implementation) through the real Malloy runtime, all five packages in one project
+ * as the eval server serves them. Tuning used the dev set and saas; hospital and then insurance
+ * were validation sets, each measured first and used to find general faults after (see
+ * docs/retrieval.md). The floors sit a margin under what the code reaches, so a regression fails.
  */
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
@@ -11,18 +12,24 @@ import * as Evaluation from "../src/Evaluation.ts"
 import * as Retrieval from "../src/Retrieval.ts"
 import * as Fixtures from "./Fixtures.ts"
 
-const questions = Evaluation.readQuestions(join(import.meta.dirname, "heldout/questions.jsonl"))
+const questions = [
+  ...Evaluation.readQuestions(join(import.meta.dirname, "heldout/questions.jsonl")),
+  ...Evaluation.readQuestions(join(import.meta.dirname, "heldout/questions-insurance.jsonl"))
+]
 /**
- * Floors: what the code reaches (saas 0.946 / 0.833 with view questions 4/4 in the top 5, hospital
- * 0.944 / 0.900, 6/6 empty) less a margin. The hospital floors fail without the view anchor
- * (a view whose doc explains the whole question anchors it: 0.917 / 0.873 before).
+ * Floors: what the code reaches (saas 0.946 / 0.824 with view questions 4/4 in the top 5, hospital
+ * 0.972 / 0.913, insurance 0.833 / 0.809, 10/10 empty) less a margin. The insurance package came
+ * later, written blind; its first measurement was 0.750 / 0.692 with 8/10 negatives empty (see
+ * docs/retrieval.md for what changed since and on which evidence).
  */
 const SAAS_RECALL5 = 0.91
 const SAAS_MRR = 0.8
 const SAAS_VIEW_RECALL5 = 0.75
-const HOSPITAL_RECALL5 = 0.92
-const HOSPITAL_MRR = 0.87
-const NEGATIVES_EMPTY = 6
+const HOSPITAL_RECALL5 = 0.94
+const HOSPITAL_MRR = 0.88
+const INSURANCE_RECALL5 = 0.8
+const INSURANCE_MRR = 0.78
+const NEGATIVES_EMPTY = 10
 const all = [...Fixtures.packages, ...Fixtures.heldoutPackages]
 
 const run = (subset: ReadonlyArray<Evaluation.Question>, label: string) =>
@@ -72,13 +79,21 @@ layer(Fixtures.RetrievalLayer, { timeout: 300_000 })("Retrieval over the held-ou
       for (const o of outcomes.filter((o) => o.value !== undefined)) assert.isTrue(o.valueListed, `${o.id}: value ${o.value} listed`)
     }))
 
+  it.effect("insurance (blind validation): recall@5 and MRR floors, values first", () =>
+    Effect.gen(function*() {
+      const { outcomes, metrics } = yield* run(questions.filter((q) => q.package === "insurance"), "heldout insurance")
+      assert.isAtLeast(metrics.recallAt5, INSURANCE_RECALL5)
+      assert.isAtLeast(metrics.mrr, INSURANCE_MRR)
+      for (const o of outcomes.filter((o) => o.value !== undefined)) assert.isTrue(o.valueListed, `${o.id}: value ${o.value} listed`)
+    }))
+
   it.effect("negatives: off-topic questions return nothing", () =>
     Effect.gen(function*() {
       const { empty, negatives } = yield* run(questions.filter((q) => q.expect.length === 0), "heldout negatives")
       assert.isAtLeast(empty, NEGATIVES_EMPTY)
       assert.isAtMost(empty, negatives)
-      // The dev set's off-topic questions stay empty with all four packages in the project.
-      const dev = yield* run(Evaluation.readQuestions(join(import.meta.dirname, "questions.dev.jsonl")).filter((q) => q.expect.length === 0), "dev negatives, four packages")
+      // The dev set's off-topic questions stay empty with all five packages in the project.
+      const dev = yield* run(Evaluation.readQuestions(join(import.meta.dirname, "questions.dev.jsonl")).filter((q) => q.expect.length === 0), "dev negatives, five packages")
       assert.strictEqual(dev.empty, dev.negatives)
     }))
 

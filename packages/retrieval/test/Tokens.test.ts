@@ -28,6 +28,23 @@ describe("Tokens", () => {
     assert.strictEqual(Tokens.stem("percentage"), "percent")
   })
 
+  it("puts back the silent e that -ing and -ed took, and maps irregular past forms", () => {
+    const same: Array<[string, string]> = [
+      ["pricing", "price"], ["priced", "price"], ["rated", "rate"], ["rating", "rate"], ["closed", "close"],
+      ["closing", "close"], ["produced", "produce"], ["sourcing", "source"], ["balanced", "balance"],
+      ["received", "receive"], ["scheduled", "schedule"], ["located", "locate"], ["charged", "charge"],
+      ["writing", "write"], ["stored", "store"], ["paid", "pay"], ["spent", "spend"], ["written", "write"]
+    ]
+    for (const [a, b] of same) assert.strictEqual(Tokens.stem(a), Tokens.stem(b), `${a} ~ ${b}`)
+    // No e where the word has none.
+    const kept: Array<[string, string]> = [
+      ["shipped", "ship"], ["treated", "treat"], ["booking", "book"], ["opened", "open"], ["ordered", "order"],
+      ["delayed", "delay"], ["returned", "return"], ["billing", "bill"], ["formatted", "format"], ["eating", "eat"],
+      ["churned", "churn"], ["landing", "land"], ["visited", "visit"]
+    ]
+    for (const [a, b] of kept) assert.strictEqual(Tokens.stem(a), b, a)
+  })
+
   it("drops stopwords from text and expands abbreviations in identifiers", () => {
     assert.deepStrictEqual(Tokens.terms("What is the return rate for each brand?"), ["return", "rate", "brand"])
     assert.deepStrictEqual(Tokens.nameTerms("avg_departure_delay"), ["average", "departure", "delay"])
