@@ -12,7 +12,7 @@ import { SqlClient } from "effect/sql/SqlClient"
 import { PgClient } from "@effect/sql-pg"
 import { type ChildProcess, spawn } from "node:child_process"
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs"
-import { createServer as netServer } from "node:net"
+import { freePort } from "../support.ts"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { createInterface } from "node:readline"
@@ -21,16 +21,6 @@ const secondsArg = process.argv.indexOf("--seconds")
 const seconds = secondsArg > 0 ? Number(process.argv[secondsArg + 1]) : 5
 const databaseUrl = process.env["DATABASE_URL"]
 const root = resolve(import.meta.dirname, "../..")
-
-const freePort = () =>
-  new Promise<number>((done) => {
-    const s = netServer()
-    s.listen(0, "127.0.0.1", () => {
-      const a = s.address()
-      const port = typeof a === "object" && a !== null ? a.port : 0
-      s.close(() => done(port))
-    })
-  })
 
 /** Runs `concurrency` request loops (loop number `w`) for the duration; returns req/s, p99 (ms) and non-2xx count. */
 const load = async (concurrency: number, request: (i: number, w: number) => Promise<Response>) => {

@@ -15,7 +15,7 @@ import { Evaluation } from "@modelgate/retrieval"
 import { Schema } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import { globSync, mkdtempSync, rmSync, statSync } from "node:fs"
-import { createServer as netServer } from "node:net"
+import { freePort } from "../support.ts"
 import { tmpdir } from "node:os"
 import { basename, join, resolve } from "node:path"
 import { createInterface } from "node:readline"
@@ -40,16 +40,6 @@ const questionFiles = (spec: string): Array<string> => {
   if (stat?.isFile() === true) return [spec]
   return globSync(spec).sort()
 }
-
-const freePort = () =>
-  new Promise<number>((done) => {
-    const s = netServer()
-    s.listen(0, "127.0.0.1", () => {
-      const a = s.address()
-      const port = typeof a === "object" && a !== null ? a.port : 0
-      s.close(() => done(port))
-    })
-  })
 
 /** The example server with the demo seed in a fresh data directory; resolves with its API key. */
 const startServer = (port: number, dataDir: string) =>

@@ -13,7 +13,7 @@
 import { DuckDBInstance } from "@duckdb/node-api"
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, symlinkSync, writeFileSync } from "node:fs"
-import { createServer as netServer } from "node:net"
+import { freePort } from "../support.ts"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { createInterface } from "node:readline"
@@ -46,16 +46,6 @@ const generate = () => {
   console.log(`generating scale ${scale} data into ${dataDir} ...`)
   execFileSync(process.execPath, [join(sandbox, "generate/generate.mjs"), "--scale", String(scale), "--out", dataDir], { stdio: "inherit" })
 }
-
-const freePort = () =>
-  new Promise<number>((done) => {
-    const s = netServer()
-    s.listen(0, "127.0.0.1", () => {
-      const a = s.address()
-      const port = typeof a === "object" && a !== null ? a.port : 0
-      s.close(() => done(port))
-    })
-  })
 
 const startServer = (env: Record<string, string>) =>
   new Promise<ChildProcess>((done, fail) => {

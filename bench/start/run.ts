@@ -10,26 +10,16 @@
  */
 import { spawn } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
-import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { createInterface } from "node:readline"
+import { freePort } from "../support.ts"
 
 const runsArg = process.argv.indexOf("--runs")
 const runs = runsArg > 0 ? Number(process.argv[runsArg + 1]) : 3
 const mainArg = process.argv.indexOf("--main")
 // Another entry point (an older version of the server, say) to compare with.
 const main = mainArg > 0 ? resolve(process.argv[mainArg + 1] ?? "") : resolve(import.meta.dirname, "../../examples/server/src/main.ts")
-
-const freePort = () =>
-  new Promise<number>((done) => {
-    const s = createServer()
-    s.listen(0, "127.0.0.1", () => {
-      const a = s.address()
-      const port = typeof a === "object" && a !== null ? a.port : 0
-      s.close(() => done(port))
-    })
-  })
 
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms))
 

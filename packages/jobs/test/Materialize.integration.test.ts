@@ -7,25 +7,14 @@
  * through the runtime read a persist source's built table once its build succeeded, live before.
  */
 import { assert, describe, it } from "@effect/vitest"
-import {
-  Access,
-  Connection,
-  ConnectionService,
-  ConnectionTester,
-  ContextIndex,
-  PackageService,
-  PackageVersion,
-  SemanticRuntime,
-  VersionRepo
-} from "@modelgate/core"
-import { Materializer, Runtime } from "@modelgate/malloy"
+import { Connection, ConnectionService, PackageService, PackageVersion, SemanticRuntime, VersionRepo } from "@modelgate/core"
 import { Context, Effect, Layer, Redacted, Schema } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { PgClient } from "@effect/sql-pg"
-import { WorkflowEngine } from "effect/workflow"
 import { registerHooks } from "node:module"
 import { BuildPlan, Schedules, VersionBuild } from "@modelgate/jobs"
-import { packageService, pgliteStorage, scratch, setupHierarchy, system } from "./Support.ts"
+import { app } from "./fixtures/MaterializeApp.ts"
+import { scratch, setupHierarchy, system } from "./Support.ts"
 
 // vitest starts its workers with `--conditions import`, under which node-postgres's
 // `require("pg-pool")` gets pg-pool's ES module wrapper; the server never sets it (see malloy's tests).
@@ -37,23 +26,6 @@ registerHooks({
 const env = { organization: "acme", environment: "prod" }
 const ref = { ...env, package: "sales" }
 const text = (s: string) => new TextEncoder().encode(s)
-
-const noIndex = Layer.succeed(ContextIndex.ContextIndex, ContextIndex.ContextIndex.of({
-  build: () => Effect.succeed({ entities: 0, values: 0, millis: 0 }),
-  drop: () => Effect.void
-}))
-
-const app = Layer.mergeAll(VersionBuild.layer, Schedules.layerRefresh).pipe(
-  Layer.provideMerge(Layer.mergeAll(
-    Runtime.layer({ connectTimeoutMillis: 5_000 }),
-    noIndex,
-    BuildPlan.Materializer.layerFrom(Materializer.make({ connectTimeoutMillis: 5_000 }))
-  )),
-  Layer.provideMerge(Layer.mergeAll(packageService, ConnectionService.ConnectionService.layer.pipe(Layer.provideMerge(Access.Access.layer)))),
-  Layer.provideMerge(ConnectionTester.ConnectionTester.layerMemory),
-  Layer.provideMerge(WorkflowEngine.layerMemory),
-  Layer.provideMerge(pgliteStorage)
-)
 
 const model = (extra = "") => `##! experimental.persistence
 source: orders is pg.table('public.orders')

@@ -5,44 +5,16 @@
  * MariaDB database of its own, dropped at the end.
  */
 import { assert, describe, it } from "@effect/vitest"
-import {
-  Access,
-  Connection,
-  ConnectionService,
-  ConnectionTester,
-  ContextIndex,
-  PackageService,
-  PackageVersion,
-  SemanticRuntime,
-  VersionRepo
-} from "@modelgate/core"
-import { Materializer, Runtime } from "@modelgate/malloy"
-import { Effect, Layer, Random, Schema } from "effect"
-import { WorkflowEngine } from "effect/workflow"
+import { Connection, ConnectionService, PackageService, PackageVersion, SemanticRuntime, VersionRepo } from "@modelgate/core"
+import { Effect, Random, Schema } from "effect"
 import mysql from "mysql2/promise"
-import { BuildPlan, VersionBuild } from "@modelgate/jobs"
-import { packageService, pgliteStorage, setupHierarchy, system } from "./Support.ts"
+import { VersionBuild } from "@modelgate/jobs"
+import { app } from "./fixtures/MaterializeApp.ts"
+import { setupHierarchy, system } from "./Support.ts"
 
 const env = { organization: "acme", environment: "prod" }
 const ref = { ...env, package: "sales" }
 const text = (s: string) => new TextEncoder().encode(s)
-
-const noIndex = Layer.succeed(ContextIndex.ContextIndex, ContextIndex.ContextIndex.of({
-  build: () => Effect.succeed({ entities: 0, values: 0, millis: 0 }),
-  drop: () => Effect.void
-}))
-
-const app = VersionBuild.layer.pipe(
-  Layer.provideMerge(Layer.mergeAll(
-    Runtime.layer({ connectTimeoutMillis: 5_000 }),
-    noIndex,
-    BuildPlan.Materializer.layerFrom(Materializer.make({ connectTimeoutMillis: 5_000 }))
-  )),
-  Layer.provideMerge(Layer.mergeAll(packageService, ConnectionService.ConnectionService.layer.pipe(Layer.provideMerge(Access.Access.layer)))),
-  Layer.provideMerge(ConnectionTester.ConnectionTester.layerMemory),
-  Layer.provideMerge(WorkflowEngine.layerMemory),
-  Layer.provideMerge(pgliteStorage)
-)
 
 const model = `##! experimental.persistence
 source: orders is my.table('orders')
