@@ -136,20 +136,27 @@ const classify = (error: SqlError, where: Target, hop: Hop, route: Route): Error
   return failed("query", `${at}: ${serverMessage ?? error.reason.message}`)
 }
 
+/**
+ * The PgClient options naming a connection's endpoint and login. A connection string gives user,
+ * database and its other parameters; explicit fields win, so the endpoint (a tunnel's local end)
+ * and TLS replace its own. Shared with the schema indexer.
+ */
+export const clientOptions = (pg: Connection.PostgresConnection, hop: Hop) => ({
+  ...(present(pg.connectionString) ? { url: Redacted.make(pg.connectionString.trim()) } : {}),
+  host: hop.host,
+  port: hop.port,
+  ...(present(pg.userName) ? { username: pg.userName } : {}),
+  ...(present(pg.databaseName) ? { database: pg.databaseName } : {}),
+  ...(present(pg.password) ? { password: Redacted.make(pg.password) } : {})
+})
+
 const query = (pg: Connection.PostgresConnection, hop: Hop, ssl: boolean | ConnectionOptions, timeoutMillis: number) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient
     return yield* sql`select version() as version`
   }).pipe(
     Effect.provide(PgClient.layer({
-      // A connection string gives user, database and its other parameters; explicit
-      // fields win, so the endpoint (a tunnel's local end) and TLS replace its own.
-      ...(present(pg.connectionString) ? { url: Redacted.make(pg.connectionString.trim()) } : {}),
-      host: hop.host,
-      port: hop.port,
-      ...(present(pg.userName) ? { username: pg.userName } : {}),
-      ...(present(pg.databaseName) ? { database: pg.databaseName } : {}),
-      ...(present(pg.password) ? { password: Redacted.make(pg.password) } : {}),
+      ...clientOptions(pg, hop),
       ssl,
       connectTimeout: Duration.millis(timeoutMillis),
       maxConnections: 1,

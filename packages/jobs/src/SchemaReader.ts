@@ -8,7 +8,7 @@ import { DuckDBInstance } from "@duckdb/node-api"
 import { PgClient } from "@effect/sql-pg"
 import type { Connection } from "@modelgate/core"
 import { PostgresTester, Route } from "@modelgate/connections"
-import { Duration, Effect, Redacted, Schema } from "effect"
+import { Duration, Effect, Schema } from "effect"
 import type { Scope } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import * as Reactivity from "effect/reactivity/Reactivity"
@@ -64,12 +64,7 @@ const postgres = (pg: Connection.PostgresConnection, route: Route.Route) =>
     const where = yield* Effect.mapError(PostgresTester.target(pg), toFailed)
     const hop = yield* Effect.mapError(route.endpoint(where), toFailed)
     const client = yield* PgClient.make({
-      ...(present(pg.connectionString) ? { url: Redacted.make(pg.connectionString.trim()) } : {}),
-      host: hop.host,
-      port: hop.port,
-      ...(present(pg.userName) ? { username: pg.userName } : {}),
-      ...(present(pg.databaseName) ? { database: pg.databaseName } : {}),
-      ...(present(pg.password) ? { password: Redacted.make(pg.password) } : {}),
+      ...PostgresTester.clientOptions(pg, hop),
       connectTimeout: Duration.millis(route.options.connectTimeoutMillis),
       maxConnections: 2,
       applicationName: "modelgate-indexer"
