@@ -9,7 +9,7 @@ import { PgClient } from "@effect/sql-pg"
 import type { Connection, Errors } from "@modelgate/core"
 import { Duration, Effect, Redacted, Schema } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
-import type { SqlError } from "effect/sql/SqlError"
+import { isSqlError, type SqlError } from "effect/sql/SqlError"
 import * as Net from "node:net"
 import type { ConnectionOptions } from "node:tls"
 import { describeSocketError, errorCode, errorMessage, failed, hostPort } from "./internal/Failure.ts"
@@ -165,6 +165,36 @@ const query = (pg: Connection.PostgresConnection, hop: Hop, ssl: boolean | Conne
   )
 
 /**
+ * Runs `attempt` (a session to `host` through `route`) with the TLS of the deployment's rules:
+ * proxied sessions honour `sslmode` (no-verify when omitted); direct ones the deployment's mode,
+ * where `allow` tries plaintext first and TLS (unverified) when a server whose pg_hba.conf admits
+ * this client only over TLS refuses plaintext with SQLSTATE 28000. When TLS fails because the
+ * server has none, the plaintext refusal is the error. Shared by the tester and the schema indexer,
+ * so a connection is indexed as it was tested.
+ */
+export const withTls = <A, E, R>(
+  pg: Connection.PostgresConnection,
+  route: Route,
+  host: string,
+  attempt: (ssl: boolean | ConnectionOptions) => Effect.Effect<A, E | SqlError, R>
+): Effect.Effect<A, E | SqlError, R> => {
+  if (route.proxy !== undefined) return attempt(proxiedTls(pg.sslmode ?? "no-verify", host))
+  const mode = route.options.postgresTls ?? "allow"
+  if (mode !== "allow") return attempt(directTls(mode, host))
+  return attempt(false).pipe(
+    Effect.catch((plain) =>
+      isSqlError(plain) && sqlState(plain) === "28000"
+        ? attempt({ rejectUnauthorized: false, ...servername(host) }).pipe(
+          Effect.catch((tls) =>
+            Effect.fail(isSqlError(tls) && tls.reason._tag === "ConnectionError" && /TLS/.test(tls.reason.message) ? plain : tls)
+          )
+        )
+        : Effect.fail(plain)
+    )
+  )
+}
+
+/**
  * Tests PostgreSQL settings: connects (through the route), authenticates and runs
  * `select version()`. Direct connections use the deployment's TLS mode; proxied
  * ones honour `sslmode` (no-verify when omitted).
@@ -184,27 +214,7 @@ export const test = (pg: Connection.PostgresConnection, route: Route): Effect.Ef
             : error
         )
       )
-    const classified = (ssl: boolean | ConnectionOptions) =>
-      attempt(ssl).pipe(Effect.catchTag("SqlError", (error) => Effect.fail(classify(error, where, hop, route))))
-
-    if (route.proxy !== undefined) return yield* classified(proxiedTls(pg.sslmode ?? "no-verify", where.host))
-    const mode = route.options.postgresTls ?? "allow"
-    if (mode !== "allow") return yield* classified(directTls(mode, where.host))
-    // allow: plaintext first; a server whose pg_hba.conf admits this client only over TLS
-    // refuses the plaintext session with SQLSTATE 28000, and then TLS (unverified) is tried.
-    return yield* attempt(false).pipe(
-      Effect.catchTag("SqlError", (plain) =>
-        sqlState(plain) === "28000"
-          ? attempt({ rejectUnauthorized: false, ...servername(where.host) }).pipe(
-            Effect.catchTag("SqlError", (tls) =>
-              Effect.fail(
-                tls.reason._tag === "ConnectionError" && /TLS/.test(tls.reason.message)
-                  ? classify(plain, where, hop, route)
-                  : classify(tls, where, hop, route)
-              )
-            )
-          )
-          : Effect.fail(classify(plain, where, hop, route))
-      )
+    return yield* withTls(pg, route, where.host, attempt).pipe(
+      Effect.catchTag("SqlError", (error) => Effect.fail(classify(error, where, hop, route)))
     )
   }))

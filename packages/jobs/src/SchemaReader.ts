@@ -63,12 +63,17 @@ const postgres = (pg: Connection.PostgresConnection, route: Route.Route) =>
     const toFailed = (e: { readonly message: string }) => new IndexingFailed({ message: e.message })
     const where = yield* Effect.mapError(PostgresTester.target(pg), toFailed)
     const hop = yield* Effect.mapError(route.endpoint(where), toFailed)
-    const client = yield* PgClient.make({
-      ...PostgresTester.clientOptions(pg, hop),
-      connectTimeout: Duration.millis(route.options.connectTimeoutMillis),
-      maxConnections: 2,
-      applicationName: "modelgate-indexer"
-    }).pipe(Effect.mapError((e) => new IndexingFailed({ message: `PostgreSQL ${where.host}:${where.port}: ${message(e)}` })))
+    // The TLS the connection test used (deployment mode, sslmode through a proxy, allow's fallback),
+    // settled by a first statement.
+    const client = yield* PostgresTester.withTls(pg, route, where.host, (ssl) =>
+      PgClient.make({
+        ...PostgresTester.clientOptions(pg, hop),
+        ssl,
+        connectTimeout: Duration.millis(route.options.connectTimeoutMillis),
+        maxConnections: 2,
+        applicationName: "modelgate-indexer"
+      }).pipe(Effect.tap((pool) => pool`SELECT 1`))
+    ).pipe(Effect.mapError((e) => new IndexingFailed({ message: `PostgreSQL ${where.host}:${where.port}: ${message(e)}` })))
     const sql: SqlClient = client
     const fail = (cause: unknown) => new IndexingFailed({ message: `PostgreSQL ${where.host}:${where.port}: ${message(cause)}` })
     const reader: Reader = {
