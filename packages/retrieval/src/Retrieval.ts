@@ -349,7 +349,7 @@ export const searchVersion = (
   showViews(index, phrases, scored, inScope)
   // A view whose name, doc and fields explain the whole question anchors it too ("which doctors
   // carry the heaviest caseload" is the doc of a leaderboard view, though no one phrase names a field).
-  const viewAnchor = describeViews(index, phrases, analyzed, scored, inScope)
+  const viewAnchor = describeQuestion(index, phrases, analyzed, scored, inScope)
   if (!phraseAnchored && viewAnchor < anchorScore) return []
   // Sources with a match other than a time phrase's; time phrases only add to those.
   const groups = new Map<string, { modelPath: string; source: string; phrases: Array<{ i: number; list: Array<Scoring.Scored> }> }>()
@@ -473,7 +473,7 @@ export const viewCueWords: ReadonlySet<string> = new Set([
   "summary", "dashboard", "distribution", "chart", "graph", "table", "list"
 ].map(Tokens.stem))
 
-/** Parameters of `describeViews`. */
+/** Parameters of `describeQuestion`. */
 export const viewQuestion = {
   /** A view's whole-question score is this share of its evidence (a doc-like signal). */
   weight: 0.85,
@@ -486,16 +486,18 @@ export const viewQuestion = {
 } as const
 
 /**
- * A view (or named query) is scored against the whole question too: how much of the question's
- * weighted words its name, its doc and the names and docs of the fields it shows explain
- * (exact words with the square-root allowance of a name match, near-synonyms without; a word
- * matching only a field counts `fieldWeight`). Time words and presentation words
- * (`viewCueWords`) count only when they match. The view then answers every phrase that is at least
- * `phraseShare` explained by it, under the phrase's top entity when that is one of its fields
- * (at `viewShare` of it: the field a phrase names still ranks first). Returns the best whole-question
- * score of a view that answered some phrase (0 when none did).
+ * Views, named queries and documented fields are scored against the whole question too: how much
+ * of the question's weighted words their name and doc (and, for a view, the names and docs of the
+ * fields it shows) explain (exact words with the square-root allowance of a name match,
+ * near-synonyms without; a word matching only a view's field counts `fieldWeight`). Time words and
+ * presentation words (`viewCueWords`) count only when they match; a view's score is lowered when
+ * the question asks for no presentation (`uncued`). The entity then answers every phrase that is
+ * at least `phraseShare` explained by it, under the phrase's top entity when that is named (at
+ * `viewShare` of it: the field a phrase names still ranks first). Fields are visited only when
+ * their name or doc holds a word of the question. Returns the best whole-question score of an
+ * entity that answered some phrase (0 when none did), which anchors the version like a phrase.
  */
-const describeViews = (
+const describeQuestion = (
   index: EntityIndex.EntityIndex,
   phrases: ReadonlyArray<Phrases.Phrase>,
   analyzed: ReadonlyArray<Scoring.PhraseAnalysis>,
@@ -526,24 +528,24 @@ const describeViews = (
   const candidates = new Set<number>(index.views)
   for (const w of words) {
     if (w.id < 0 || w.optional) continue
-    for (const id of index.termEntities[w.id] ?? []) if (index.entities[id]?.doc !== "") candidates.add(id)
+    for (const e of index.termEntities[w.id] ?? []) if (index.entities[e]?.doc !== "") candidates.add(e)
   }
   const none = new Int32Array(0)
-  for (const view of candidates) {
-    const e = index.entities[view]
+  for (const id of candidates) {
+    const e = index.entities[id]
     const isView = e?.kind === "view" || e?.kind === "query"
-    const bag = isView ? index.viewTerms[view] ?? none : none
-    const fields = isView ? index.viewFields[view] ?? [] : []
+    const bag = isView ? index.viewTerms[id] ?? none : none
+    const fields = isView ? index.viewFields[id] ?? [] : []
     if (e === undefined || !inScope(e)) continue
     phraseNum.fill(0)
     phraseDen.fill(0)
     let soft = 0
     let exact = 0
     let den = 0
-    const ownName = index.nameIds[view] ?? new Int32Array(0)
-    const ownDoc = index.docIds[view] ?? new Int32Array(0)
+    const ownName = index.nameIds[id] ?? new Int32Array(0)
+    const ownDoc = index.docIds[id] ?? new Int32Array(0)
     for (const w of words) {
-      // Its own name and doc say what the view is for; its fields' words count a little less.
+      // Its own name and doc say what it is for; a view's fields' words count a little less.
       let best = 0
       let hit = false
       for (const list of [ownName, ownDoc]) {
@@ -592,9 +594,9 @@ const describeViews = (
       const cap = named ? viewShare * top.score : 1
       const fit = phrase.kind === "group_by" || phrase.kind === "filter" ? 0.95 : 1
       const score = Math.min(question, cap) * fit
-      const current = list.find((s) => s.entity === view)?.score ?? 0
+      const current = list.find((s) => s.entity === id)?.score ?? 0
       if (score > current && score >= Scoring.cutoff) {
-        added[i]?.push({ entity: view, score, reason: "meaning", matchedValues: [], valueKind: undefined })
+        added[i]?.push({ entity: id, score, reason: "meaning", matchedValues: [], valueKind: undefined })
         answered = true
       }
     })
