@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Phrases from "../src/Phrases.ts"
 
-const values = new Set(["footwear", "ios app", "cancelled", "network", "carrier", "widebody"])
+const values = new Set(["footwear", "ios app", "cancelled", "network", "carrier", "widebody", "april 2024 hailstorm"])
 const hints: Phrases.Hints = {
   isValue: (text) => values.has(text.toLowerCase()),
   isName: (text) => text.toLowerCase() === "carrier type"
@@ -23,6 +23,13 @@ describe("Phrases", () => {
     assert.deepStrictEqual(phrases("How much revenue did we bring in over the last twelve months?"), ["revenue|entity", "last twelve months|time"])
     assert.deepStrictEqual(phrases("Orders in Q3 2024 by month"), ["Orders|entity", "Q3 2024|time", "month|grain"])
     assert.deepStrictEqual(phrases("flights during March 2023"), ["flights|entity", "March 2023|time"])
+  })
+
+  it("reads weekdays as time, keeps a stored value that starts like a date whole, and splits at against", () => {
+    assert.deepStrictEqual(phrases("late arrivals on Fridays"), ["late arrivals|entity", "Fridays|time"])
+    assert.deepStrictEqual(phrases("claims from the April 2024 Hailstorm"), ["claims|entity", "April 2024 Hailstorm|filter"])
+    assert.deepStrictEqual(phrases("claims from April 2024"), ["claims|entity", "April 2024|time"])
+    assert.deepStrictEqual(phrases("earned premium against incurred losses"), ["earned premium|entity", "incurred losses|entity"])
   })
 
   it("splits stored values, capitalized names, codes and quoted text out as filters", () => {

@@ -233,3 +233,48 @@ layer(TestLayer)("Retrieval", (it) => {
       assert.deepStrictEqual(none.sources, [])
     }))
 })
+
+describe("Retrieval across packages", () => {
+  const shop: SemanticRuntime.ModelInfo = {
+    modelPath: "shop.malloy",
+    entities: [
+      entity({ kind: "source", source: "customers", name: "customers", doc: "People who bought from the store." }),
+      entity({ kind: "dimension", source: "customers", name: "state", dataType: "string", doc: "US state of the shopper's address." }),
+      entity({ kind: "measure", source: "customers", name: "customer_count", dataType: "number", doc: "Number of shoppers." })
+    ]
+  }
+  const insure: SemanticRuntime.ModelInfo = {
+    modelPath: "insure.malloy",
+    entities: [
+      entity({ kind: "source", source: "claims", name: "claims", doc: "Insurance claims." }),
+      entity({ kind: "dimension", source: "claims", name: "state", dataType: "string", doc: "US state of the insured property." }),
+      entity({ kind: "measure", source: "claims", name: "hail_losses", dataType: "number", doc: "Paid losses from hail damage." })
+    ]
+  }
+  const byPackage = Layer.succeed(SemanticRuntime.SemanticRuntime, SemanticRuntime.SemanticRuntime.of({
+    describe: (version) => Effect.succeed(version.package === "shop" ? [shop] : [insure]),
+    execute: () => Effect.succeed({ rows: [], totalRows: 0, truncated: false, executionTimeMillis: 0, sql: undefined })
+  }))
+  const at = (pkg: string): Retrieval.Target => ({
+    project: "e",
+    package: pkg,
+    version: { organization: "o", environment: "e", package: pkg, version: "1", location: `o/e/${pkg}/1` }
+  })
+
+  layer(Retrieval.layer({ vectors: Effect.succeed(undefined) }).pipe(Layer.provideMerge(byPackage)))((it) => {
+    it.effect("ranks a generic phrase's entity first in the package that also answers the rest of the question", () =>
+      Effect.gen(function*() {
+        const retrieval = yield* Retrieval.Retrieval
+        const result = yield* retrieval.search({ question: "hail losses by state", targets: [at("shop"), at("insure")] })
+        const stateIn = (pkg: string) =>
+          result.sources.find((s) => s.package_name === pkg)?.phrases.find((p) => p.phrase === "state")?.entities.find((e) => e.name === "state")?.score
+        const insured = stateIn("insure")
+        const shopped = stateIn("shop")
+        assert.isDefined(insured)
+        assert.isDefined(shopped)
+        // Both name `state` exactly; only the insurance package also knows "hail losses".
+        assert.isAbove(insured ?? 0, shopped ?? 0)
+        assert.strictEqual(result.sources[0]?.package_name, "insure")
+      }))
+  })
+})
