@@ -16,7 +16,8 @@ import * as WordVectors from "../src/WordVectors.ts"
 const fixtures = join(import.meta.dirname, "../../../examples/server/demo/packages")
 const heldout = join(import.meta.dirname, "heldout")
 
-const readPackage = (name: string): PackageStore.PackageFiles => {
+/** The files of a demo or held-out package, by path in the package. */
+export const readPackage = (name: string): PackageStore.PackageFiles => {
   const root = join((heldoutPackages as ReadonlyArray<string>).includes(name) ? heldout : fixtures, name)
   const files = new Map<string, Uint8Array>()
   for (const entry of readdirSync(root, { recursive: true, withFileTypes: true })) {

@@ -124,6 +124,17 @@ const pointedConnectionString = (pg: Connection.PostgresConnection, hop: Route.H
   return url.toString()
 }
 
+/** A connection once its first statement succeeded; closed again when it did not. */
+const tested = async <C extends { test(): Promise<void>; close(): Promise<void> }>(connection: C): Promise<C> => {
+  try {
+    await connection.test()
+    return connection
+  } catch (error) {
+    await connection.close().catch(() => undefined)
+    throw error
+  }
+}
+
 const openPostgres = Effect.fnUntraced(function*(name: string, settings: Connection.ConnectionSettings, options: Options, scope: Scope.Scope) {
   const pg = settings.postgresConnection ?? {}
   const target = yield* Effect.mapError(PostgresTester.target(pg), reason)
@@ -150,14 +161,7 @@ const openPostgres = Effect.fnUntraced(function*(name: string, settings: Connect
     Effect.tryPromise({
       try: async () => {
         const ModelgatePostgres = await postgresDriver()
-        const connection = new ModelgatePostgres(name, { ...base, ssl })
-        try {
-          await connection.test()
-          return connection
-        } catch (error) {
-          await connection.close().catch(() => undefined)
-          throw error
-        }
+        return await tested(new ModelgatePostgres(name, { ...base, ssl }))
       },
       catch: (cause) => cause
     })
@@ -191,13 +195,7 @@ const openMysql = Effect.fnUntraced(function*(name: string, settings: Connection
         ...(present(my.password) ? { password: my.password } : {}),
         ...(present(my.database) ? { database: my.database } : {})
       }, options.connectTimeoutMillis)
-      try {
-        await connection.test()
-        return connection
-      } catch (error) {
-        await connection.close().catch(() => undefined)
-        throw error
-      }
+      return await tested(connection)
     },
     catch: (cause) => `cannot connect to ${target.host}:${target.port}: ${errorText(cause)}`
   })

@@ -7,22 +7,12 @@ import { assert, layer } from "@effect/vitest"
 import { ConnectionRepo, PackageStore, SemanticRuntime } from "@modelgate/core"
 import { Runtime } from "@modelgate/malloy"
 import { Effect, Layer } from "effect"
-import { mkdtempSync, readdirSync, readFileSync } from "node:fs"
+import { mkdtempSync, readFileSync } from "node:fs"
 import { tmpdir } from "node:os"
-import { join, relative, sep } from "node:path"
+import { join } from "node:path"
+import { readPackage } from "../Fixtures.ts"
 
 const packages = ["saas", "hospital", "insurance"] as const
-
-const readPackage = (name: string): PackageStore.PackageFiles => {
-  const root = join(import.meta.dirname, name)
-  const files = new Map<string, Uint8Array>()
-  for (const entry of readdirSync(root, { recursive: true, withFileTypes: true })) {
-    if (!entry.isFile()) continue
-    const path = join(entry.parentPath, entry.name)
-    files.set(relative(root, path).split(sep).join("/"), readFileSync(path))
-  }
-  return files
-}
 
 const version = (pkg: string): SemanticRuntime.VersionLocation => ({
   organization: "acme",
